@@ -1,0 +1,38 @@
+/* main: dispatches `slipway <command>` to the subcommand files in src/cmd/. */
+#include "cmd/cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct sw_cmd commands[] = {
+    {"server", "run the Kubernetes-compatible API server", sw_cmd_server},
+    {"version", "print the version", sw_cmd_version},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: slipway <command> [flags]\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'slipway <command> --help' for a command's flags.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version"))
+        return sw_cmd_version(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "slipway: unknown command %s\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

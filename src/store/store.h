@@ -1,0 +1,113 @@
+/* store: the versioned key-value backend behind the API server.
+ * One global revision counts every write; it becomes metadata.resourceVersion. Backends (SQLite
+ * now, etcd later) implement struct sw_store_ops and must pass tests/store/test_contract.c.
+ * Keys are opaque byte strings chosen by the API server ("/<group>/<resource>/<ns>/<name>");
+ * prefixes select ranges. Values are opaque bytes (JSON objects without resourceVersion). */
+#ifndef SW_STORE_H
+#define SW_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sw_store sw_store;
+typedef struct sw_store_watcher sw_store_watcher;
+
+typedef struct sw_kv {
+    char *key;
+    char *value; /* NUL-terminated for convenience; value_len excludes the NUL */
+    size_t value_len;
+    int64_t mod_rev;    /* revision that wrote this version */
+    int64_t create_rev; /* revision that created the key */
+} sw_kv;
+
+typedef struct sw_kv_list {
+    sw_kv *items;
+    size_t count;
+    int64_t rev; /* the revision the list is consistent at */
+    bool more;   /* further keys exist after the last item (limit reached) */
+} sw_kv_list;
+
+typedef struct sw_store_list_opts {
+    const char *prefix;      /* required; "" for every key */
+    const char *start_after; /* exclusive lower bound (continue); NULL for none */
+    int64_t rev;             /* 0: latest; else the state at rev (SW_EGONE if compacted) */
+    size_t limit;            /* 0: no limit */
+} sw_store_list_opts;
+
+enum { SW_STORE_CREATE = 1, SW_STORE_UPDATE = 2, SW_STORE_DELETE = 3 };
+
+typedef struct sw_store_event {
+    int type;
+    int64_t rev;        /* revision of this write */
+    int64_t create_rev; /* revision that created the key */
+    int64_t prev_rev;   /* revision of the version replaced (0 for create) */
+    const char *key;
+    const char *value; /* new value; for DELETE the value that was deleted */
+    size_t value_len;
+    const char *prev_value; /* replaced value (NULL for CREATE) */
+    size_t prev_value_len;
+} sw_store_event;
+
+/* Called for each event, serially per watch, in strictly increasing revision order, exactly once.
+ * It runs on a backend thread (for SQLite: the committing writer's) and must not call the store. */
+typedef void (*sw_store_event_fn)(const sw_store_event *ev, void *payload);
+
+struct sw_store_ops {
+    unsigned version; /* SW_STORE_OPS_VERSION */
+    int (*get)(sw_store *s, const char *key, sw_kv *out);
+    int (*list)(sw_store *s, const sw_store_list_opts *opts, sw_kv_list *out);
+    /* SW_EEXISTS if the key exists. */
+    int (*create)(sw_store *s, const char *key, const char *value, size_t len, int64_t *rev_out);
+    /* Compare-and-swap: SW_ECONFLICT unless the key's mod_rev == expected_rev (0: any);
+     * SW_ENOTFOUND if absent. */
+    int (*update)(sw_store *s, const char *key, const char *value, size_t len, int64_t expected_rev,
+                  int64_t *rev_out);
+    /* SW_ECONFLICT unless mod_rev == expected_rev (0: any); SW_ENOTFOUND if absent. */
+    int (*del)(sw_store *s, const char *key, int64_t expected_rev, int64_t *rev_out);
+    /* Events with rev > after_rev for keys under prefix: first the history from the backend, then
+     * live ones. SW_EGONE if after_rev < the compacted revision. */
+    int (*watch)(sw_store *s, const char *prefix, int64_t after_rev, sw_store_event_fn fn,
+                 void *payload, sw_store_watcher **out);
+    void (*watch_cancel)(sw_store *s, sw_store_watcher *w);
+    /* Drops history at or below target (superseded versions, tombstones); watches and lists at
+     * revisions below target then get SW_EGONE. */
+    int (*compact)(sw_store *s, int64_t target_rev);
+    int64_t (*current_revision)(sw_store *s);
+    int64_t (*compacted_revision)(sw_store *s);
+    void (*close)(sw_store *s);
+};
+
+#define SW_STORE_OPS_VERSION 1
+
+/* Every backend's handle starts with this header. */
+struct sw_store {
+    const struct sw_store_ops *ops;
+};
+
+typedef struct sw_sqlite_opts {
+    bool sync_full; /* true: fsync every commit (etcd's durability); false: synchronous=NORMAL */
+} sw_sqlite_opts;
+
+/* Opens (creating if needed) the SQLite store at path. */
+int sw_store_sqlite_open(sw_store **out, const char *path, const sw_sqlite_opts *opts);
+
+/* Thin dispatchers so callers write sw_store_get(s, ...). */
+int sw_store_get(sw_store *s, const char *key, sw_kv *out);
+int sw_store_list(sw_store *s, const sw_store_list_opts *opts, sw_kv_list *out);
+int sw_store_create(sw_store *s, const char *key, const char *value, size_t len, int64_t *rev_out);
+int sw_store_update(sw_store *s, const char *key, const char *value, size_t len,
+                    int64_t expected_rev, int64_t *rev_out);
+int sw_store_delete(sw_store *s, const char *key, int64_t expected_rev, int64_t *rev_out);
+int sw_store_watch(sw_store *s, const char *prefix, int64_t after_rev, sw_store_event_fn fn,
+                   void *payload, sw_store_watcher **out);
+void sw_store_watch_cancel(sw_store *s, sw_store_watcher *w);
+int sw_store_compact(sw_store *s, int64_t target_rev);
+int64_t sw_store_current_revision(sw_store *s);
+int64_t sw_store_compacted_revision(sw_store *s);
+void sw_store_close(sw_store *s);
+
+void sw_kv_dispose(sw_kv *kv);
+void sw_kv_list_dispose(sw_kv_list *l);
+
+#endif

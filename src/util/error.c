@@ -1,0 +1,72 @@
+/* error: thread-local error message and the code → HTTP/StatusReason mapping. */
+#include "util/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char msg[1024];
+static _Thread_local int last_code;
+
+int sw_error_set(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    last_code = code;
+    return code;
+}
+
+const char *sw_error_msg(void)
+{
+    return msg[0] ? msg : "unknown error";
+}
+
+int sw_error_code(void)
+{
+    return last_code;
+}
+
+void sw_error_clear(void)
+{
+    msg[0] = '\0';
+    last_code = 0;
+}
+
+static const struct {
+    int code;
+    int http;
+    const char *reason;
+} table[] = {
+    {SW_ERROR, 500, "InternalError"},
+    {SW_ENOTFOUND, 404, "NotFound"},
+    {SW_EEXISTS, 409, "AlreadyExists"},
+    {SW_ECONFLICT, 409, "Conflict"},
+    {SW_EGONE, 410, "Expired"},
+    {SW_EINVALID, 422, "Invalid"},
+    {SW_EBADREQUEST, 400, "BadRequest"},
+    {SW_ELIMIT, 413, "RequestEntityTooLarge"},
+    {SW_EUNAUTHORIZED, 401, "Unauthorized"},
+    {SW_EFORBIDDEN, 403, "Forbidden"},
+    {SW_EMETHOD, 405, "MethodNotAllowed"},
+    {SW_EUNSUPPORTED, 415, "UnsupportedMediaType"},
+    {SW_ETIMEOUT, 504, "Timeout"},
+    {SW_EUNAVAILABLE, 503, "ServiceUnavailable"},
+    {SW_ENOTACCEPT, 406, "NotAcceptable"},
+};
+
+int sw_error_http_status(int code)
+{
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (table[i].code == code)
+            return table[i].http;
+    return 500;
+}
+
+const char *sw_error_reason(int code)
+{
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (table[i].code == code)
+            return table[i].reason;
+    return "InternalError";
+}

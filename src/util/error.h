@@ -1,0 +1,36 @@
+/* error: slipway's error codes and the thread-local error message.
+ * Functions return 0 on success or a negative SW_E* code; the code maps to an HTTP status and a
+ * Kubernetes StatusReason. The one-line detail is set with sw_error_set() and read with sw_error_msg(). */
+#ifndef SW_ERROR_H
+#define SW_ERROR_H
+
+enum {
+    SW_OK = 0,
+    SW_ERROR = -1,         /* 500 InternalError */
+    SW_ENOTFOUND = -2,     /* 404 NotFound */
+    SW_EEXISTS = -3,       /* 409 AlreadyExists */
+    SW_ECONFLICT = -4,     /* 409 Conflict (resourceVersion / precondition mismatch) */
+    SW_EGONE = -5,         /* 410 Expired (resourceVersion compacted) */
+    SW_EINVALID = -6,      /* 422 Invalid */
+    SW_EBADREQUEST = -7,   /* 400 BadRequest */
+    SW_ELIMIT = -8,        /* 413 RequestEntityTooLarge */
+    SW_EUNAUTHORIZED = -9, /* 401 Unauthorized */
+    SW_EFORBIDDEN = -10,   /* 403 Forbidden */
+    SW_EMETHOD = -11,      /* 405 MethodNotAllowed */
+    SW_EUNSUPPORTED = -12, /* 415 UnsupportedMediaType */
+    SW_ETIMEOUT = -13,     /* 504 Timeout */
+    SW_EUNAVAILABLE = -14, /* 503 ServiceUnavailable */
+    SW_ENOTACCEPT = -15,   /* 406 NotAcceptable */
+};
+
+/* Sets the thread-local message (printf format, one line) and returns code, so callers can write
+ * `return sw_error_set(SW_EINVALID, "bad name %s", n);`. */
+int sw_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *sw_error_msg(void);
+int sw_error_code(void);
+void sw_error_clear(void);
+
+int sw_error_http_status(int code);
+const char *sw_error_reason(int code);
+
+#endif

@@ -1,0 +1,169 @@
+/* json: bounded jansson parsing (depth pre-scan) and dotted-path accessors. */
+#include "util/json.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+
+#include <string.h>
+
+/* Scans for nesting depth outside strings; jansson's own limit is 2048, far too deep for us. */
+static int check_depth(const char *data, size_t len, int max_depth)
+{
+    int depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = data[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max_depth)
+                return sw_error_set(SW_EBADREQUEST,
+                                    "JSON nesting exceeds the maximum depth of %d", max_depth);
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t **out)
+{
+    json_error_t jerr;
+    int error = check_depth(data, len, max_depth);
+    if (error < 0)
+        return error;
+    size_t jflags = (flags & SW_JSON_STRICT_DUPLICATES) ? JSON_REJECT_DUPLICATES : 0;
+    json_t *j = json_loadb(data, len, jflags, &jerr);
+    if (!j)
+        return sw_error_set(SW_EBADREQUEST, "invalid JSON at line %d column %d: %s", jerr.line,
+                            jerr.column, jerr.text);
+    *out = j;
+    return 0;
+}
+
+char *sw_json_dumps(const json_t *j, size_t *len_out)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *copy = sw_strdup(s ? s : "null");
+    free(s);
+    if (len_out)
+        *len_out = strlen(copy);
+    return copy;
+}
+
+static int dump_cb(const char *buffer, size_t size, void *data)
+{
+    return sw_buf_put(data, buffer, size) < 0 ? -1 : 0;
+}
+
+int sw_json_dump_buf(const json_t *j, sw_buf *b)
+{
+    if (json_dump_callback(j, dump_cb, b, JSON_COMPACT | JSON_ENCODE_ANY) < 0)
+        return b->err ? b->err : sw_error_set(SW_ERROR, "JSON encoding failed");
+    return 0;
+}
+
+json_t *sw_json_at(const json_t *root, const char *path)
+{
+    const json_t *cur = root;
+    const char *p = path;
+    char key[256];
+    while (cur && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(key) || !json_is_object(cur))
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        cur = json_object_get(cur, key);
+        p += n + (dot ? 1 : 0);
+    }
+    return (json_t *)cur;
+}
+
+const char *sw_json_str_at(const json_t *root, const char *path)
+{
+    return json_string_value(sw_json_at(root, path));
+}
+
+bool sw_json_int_at(const json_t *root, const char *path, int64_t *out)
+{
+    json_t *v = sw_json_at(root, path);
+    if (!json_is_integer(v))
+        return false;
+    *out = (int64_t)json_integer_value(v);
+    return true;
+}
+
+bool sw_json_bool_at(const json_t *root, const char *path)
+{
+    return json_is_true(sw_json_at(root, path));
+}
+
+json_t *sw_json_obj_path(json_t *root, const char *path)
+{
+    json_t *cur = root;
+    const char *p = path;
+    char key[256];
+    while (*p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(key))
+            n = sizeof(key) - 1;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        json_t *next = json_object_get(cur, key);
+        if (!json_is_object(next)) {
+            next = json_object();
+            json_object_set_new(cur, key, next);
+        }
+        cur = next;
+        p += n + (dot ? 1 : 0);
+        if (!dot)
+            break;
+    }
+    return cur;
+}
+
+void sw_json_set_path(json_t *root, const char *path, json_t *value)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot) {
+        json_object_set_new(root, path, value);
+        return;
+    }
+    char parent[256];
+    size_t n = (size_t)(dot - path);
+    if (n >= sizeof(parent)) {
+        json_decref(value);
+        return;
+    }
+    memcpy(parent, path, n);
+    parent[n] = '\0';
+    json_object_set_new(sw_json_obj_path(root, parent), dot + 1, value);
+}
+
+void sw_json_del_path(json_t *root, const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot) {
+        json_object_del(root, path);
+        return;
+    }
+    char parent[256];
+    size_t n = (size_t)(dot - path);
+    if (n >= sizeof(parent))
+        return;
+    memcpy(parent, path, n);
+    parent[n] = '\0';
+    json_t *obj = sw_json_at(root, parent);
+    if (json_is_object(obj))
+        json_object_del(obj, dot + 1);
+}

@@ -1,0 +1,35 @@
+/* json: the jansson wrapper: bounded parsing of untrusted input and dotted-path accessors.
+ * Paths are dot-separated object keys ("metadata.name"); keys containing dots (labels) must be
+ * read with jansson directly. Returned json_t pointers are borrowed unless the name says new. */
+#ifndef SW_JSON_H
+#define SW_JSON_H
+
+#include "util/buf.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SW_JSON_MAX_DEPTH 64
+
+enum { SW_JSON_STRICT_DUPLICATES = 1 };
+
+/* Parses len bytes; rejects nesting deeper than max_depth before parsing. The error message
+ * says where (line/column) and what. Returns 0, or SW_EBADREQUEST. */
+int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t **out);
+/* Compact encoding, sw_malloc'd, NUL-terminated. Never NULL for a valid json_t. */
+char *sw_json_dumps(const json_t *j, size_t *len_out);
+/* Appends the compact encoding to b. */
+int sw_json_dump_buf(const json_t *j, sw_buf *b);
+
+json_t *sw_json_at(const json_t *root, const char *path);
+const char *sw_json_str_at(const json_t *root, const char *path); /* NULL unless a string */
+bool sw_json_int_at(const json_t *root, const char *path, int64_t *out);
+bool sw_json_bool_at(const json_t *root, const char *path); /* false unless true */
+/* Gets or creates the object at path (replacing non-objects). Borrowed. */
+json_t *sw_json_obj_path(json_t *root, const char *path);
+/* Sets root[path] = value (steals value), creating intermediate objects. */
+void sw_json_set_path(json_t *root, const char *path, json_t *value);
+void sw_json_del_path(json_t *root, const char *path);
+
+#endif

@@ -1,0 +1,21 @@
+/* time: wall-clock helpers in UTC: RFC 3339 formatting and parsing, monotonic clock,
+ * and Kubernetes' HumanDuration ("45s", "5m12s", "3h4m", "2d5h", "400d") for Age columns. */
+#ifndef SW_TIME_H
+#define SW_TIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int64_t sw_time_now(void);        /* seconds since the epoch */
+int64_t sw_time_now_micro(void);  /* microseconds since the epoch */
+int64_t sw_time_mono_ms(void);    /* monotonic milliseconds */
+/* "2006-01-02T15:04:05Z"; out must hold 21 bytes. */
+void sw_time_format(int64_t secs, char *out, size_t n);
+/* "2006-01-02T15:04:05.000000Z" (MicroTime). */
+void sw_time_format_micro(int64_t micros, char *out, size_t n);
+/* Parses RFC 3339 ("Z" or "+hh:mm", optional fraction); returns 0 or SW_EINVALID. */
+int sw_time_parse(const char *s, int64_t *secs_out);
+/* apimachinery duration.HumanDuration. */
+void sw_time_human(int64_t secs, char *out, size_t n);
+
+#endif

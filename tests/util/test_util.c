@@ -1,0 +1,140 @@
+/* Unit tests for src/util: buffers, cursor parsers, booleans, base64, time, JSON bounds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <string.h>
+
+static void test_buf_cap_is_sticky(void **state)
+{
+    sw_buf b = SW_BUF_INIT(8);
+    assert_int_equal(sw_buf_puts(&b, "abcd"), 0);
+    assert_int_equal(sw_buf_puts(&b, "efghij"), SW_ELIMIT);
+    assert_int_equal(sw_buf_putc(&b, 'x'), SW_ELIMIT);
+    assert_int_equal(sw_buf_error(&b), SW_ELIMIT);
+    assert_string_equal(sw_buf_cstr(&b), "abcd");
+    sw_buf_dispose(&b);
+}
+
+static void test_buf_printf(void **state)
+{
+    sw_buf b = SW_BUF_INIT(1024);
+    assert_int_equal(sw_buf_printf(&b, "%d-%s", 42, "x"), 0);
+    size_t n;
+    char *s = sw_buf_detach(&b, &n);
+    assert_string_equal(s, "42-x");
+    assert_int_equal(n, 4);
+    sw_free(s);
+}
+
+static void test_parse_numbers(void **state)
+{
+    const char *p = "123abc";
+    uint64_t v;
+    assert_int_equal(sw_parse_u64(&p, 1000, &v), 0);
+    assert_int_equal(v, 123);
+    assert_string_equal(p, "abc");
+    p = "1001";
+    assert_int_equal(sw_parse_u64(&p, 1000, &v), SW_EINVALID);
+    assert_string_equal(p, "1001");
+    int64_t i;
+    assert_int_equal(sw_str_to_i64("-9223372036854775808", &i), 0);
+    assert_true(i == INT64_MIN);
+    assert_int_equal(sw_str_to_i64("9223372036854775808", &i), SW_EINVALID);
+    assert_int_equal(sw_str_to_i64("12x", &i), SW_EINVALID);
+    assert_int_equal(sw_str_to_i64("", &i), SW_EINVALID);
+}
+
+static void test_bool_like_go(void **state)
+{
+    bool b;
+    assert_int_equal(sw_str_to_bool("True", &b), 0);
+    assert_true(b);
+    assert_int_equal(sw_str_to_bool("0", &b), 0);
+    assert_false(b);
+    assert_int_equal(sw_str_to_bool("yes", &b), SW_EINVALID);
+}
+
+static void test_base64(void **state)
+{
+    char *e = sw_base64_encode("hello", 5);
+    assert_string_equal(e, "aGVsbG8=");
+    unsigned char *d;
+    size_t n;
+    assert_int_equal(sw_base64_decode(e, strlen(e), &d, &n), 0);
+    assert_int_equal(n, 5);
+    assert_memory_equal(d, "hello", 5);
+    sw_free(d);
+    sw_free(e);
+    e = sw_base64url_encode("\xff\xfe", 2);
+    assert_string_equal(e, "__4");
+    assert_int_equal(sw_base64url_decode(e, &d, &n), 0);
+    assert_int_equal(n, 2);
+    sw_free(d);
+    sw_free(e);
+    assert_int_equal(sw_base64_decode("abc", 3, &d, &n), SW_EINVALID);
+}
+
+static void test_time(void **state)
+{
+    char out[64];
+    sw_time_format(0, out, sizeof(out));
+    assert_string_equal(out, "1970-01-01T00:00:00Z");
+    int64_t t;
+    assert_int_equal(sw_time_parse("2024-02-29T12:00:00Z", &t), 0);
+    sw_time_format(t, out, sizeof(out));
+    assert_string_equal(out, "2024-02-29T12:00:00Z");
+    assert_int_equal(sw_time_parse("2024-02-29T14:00:00+02:00", &t), 0);
+    sw_time_format(t, out, sizeof(out));
+    assert_string_equal(out, "2024-02-29T12:00:00Z");
+    assert_int_equal(sw_time_parse("2024-13-01T00:00:00Z", &t), SW_EINVALID);
+    sw_time_human(45, out, sizeof(out));
+    assert_string_equal(out, "45s");
+    sw_time_human(312, out, sizeof(out));
+    assert_string_equal(out, "5m12s");
+    sw_time_human(3 * 3600 + 4 * 60, out, sizeof(out));
+    assert_string_equal(out, "3h4m");
+    sw_time_human(2 * 86400 + 5 * 3600, out, sizeof(out));
+    assert_string_equal(out, "2d5h");
+    sw_time_human(400 * 86400, out, sizeof(out));
+    assert_string_equal(out, "400d");
+}
+
+static void test_json_depth(void **state)
+{
+    char deep[300];
+    memset(deep, '[', 150);
+    memset(deep + 150, ']', 150);
+    json_t *j = NULL;
+    assert_int_equal(sw_json_parse(deep, 300, 64, 0, &j), SW_EBADREQUEST);
+    assert_non_null(strstr(sw_error_msg(), "depth"));
+    const char *s = "{\"a\":\"[[[[\",\"b\":{\"c\":1}}";
+    assert_int_equal(sw_json_parse(s, strlen(s), 2, 0, &j), 0);
+    int64_t v;
+    assert_true(sw_json_int_at(j, "b.c", &v));
+    assert_int_equal(v, 1);
+    json_decref(j);
+    assert_int_equal(sw_json_parse("{\"a\":1,\"a\":2}", 13, 8, SW_JSON_STRICT_DUPLICATES, &j),
+                     SW_EBADREQUEST);
+    assert_int_equal(sw_json_parse("{", 1, 8, 0, &j), SW_EBADREQUEST);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buf_cap_is_sticky), cmocka_unit_test(test_buf_printf),
+        cmocka_unit_test(test_parse_numbers),     cmocka_unit_test(test_bool_like_go),
+        cmocka_unit_test(test_base64),            cmocka_unit_test(test_time),
+        cmocka_unit_test(test_json_depth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
