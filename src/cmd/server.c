@@ -1,10 +1,277 @@
-/* server: `slipway server` (placeholder until the API server lands). */
+/* server: `slipway server`: opens the store, starts the watch cache and the HTTP API, writes
+ * DIR/admin.kubeconfig, and runs until SIGINT/SIGTERM. */
 #include "cmd/cmd.h"
 
+#include "apiserver/server.h"
+#include "apiserver/tls.h"
+#include "apiserver/watchcache.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct server_flags {
+    const char *data_dir;
+    char host[64];
+    uint16_t port;
+    bool anonymous;
+    bool plain_http;
+    const char *image_registry;
+    bool sync_full;
+    int64_t compact_interval;
+    int64_t compact_keep;
+    int64_t verbosity;
+} server_flags;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: slipway server [flags]\n\n"
+            "Runs the Kubernetes-compatible API server on an embedded SQLite store.\n\n"
+            "Flags:\n"
+            "  --data-dir DIR              where the store and admin.kubeconfig live (default ./slipway-data)\n"
+            "  --listen HOST:PORT          address to serve on (default 127.0.0.1:6443)\n"
+            "  --insecure-anonymous        accept requests without a token (loopback addresses only)\n"
+            "  --plain-http                serve HTTP instead of HTTPS (loopback addresses only; kubectl\n"
+            "                              will not send its token over it, so pair it with\n"
+            "                              --insecure-anonymous or use curl/python clients)\n"
+            "  --image-registry HOST:PORT  the registry ImageStreams push to; sets\n"
+            "                              status.dockerImageRepository (OpenShift's internalRegistryHostname)\n"
+            "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without fsync\n"
+            "                              per commit (survives a process crash, not a power loss)\n"
+            "  --compact-interval SECONDS  how often old revisions are compacted (default 60; 0: never)\n"
+            "  --compact-keep N            newest revisions kept by compaction (default 10000)\n"
+            "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
+            "  -h, --help                  show this help\n");
+}
+
+static int parse_listen(const char *s, server_flags *f)
+{
+    const char *colon = strrchr(s, ':');
+    int64_t port;
+    if (!colon || (size_t)(colon - s) >= sizeof(f->host) || sw_str_to_i64(colon + 1, &port) < 0 ||
+        port < 1 || port > 65535)
+        return sw_error_set(SW_EINVALID, "--listen: expected HOST:PORT, got %s", s);
+    memcpy(f->host, s, (size_t)(colon - s));
+    f->host[colon - s] = '\0';
+    f->port = (uint16_t)port;
+    return 0;
+}
+
+/* Accepts "--flag value" and "--flag=value". */
+static const char *flag_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0' && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int parse_flags(int argc, char **argv, server_flags *f)
+{
+    const char *v;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--insecure-anonymous")) {
+            f->anonymous = true;
+        } else if (!strcmp(argv[i], "--plain-http")) {
+            f->plain_http = true;
+        } else if ((v = flag_value(argc, argv, &i, "--data-dir"))) {
+            f->data_dir = v;
+        } else if ((v = flag_value(argc, argv, &i, "--listen"))) {
+            if (parse_listen(v, f) < 0)
+                return SW_EINVALID;
+        } else if ((v = flag_value(argc, argv, &i, "--image-registry"))) {
+            f->image_registry = v;
+        } else if ((v = flag_value(argc, argv, &i, "--store-sync"))) {
+            if (strcmp(v, "full") && strcmp(v, "normal"))
+                return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
+            f->sync_full = !strcmp(v, "full");
+        } else if ((v = flag_value(argc, argv, &i, "--compact-interval"))) {
+            if (sw_str_to_i64(v, &f->compact_interval) < 0 || f->compact_interval < 0)
+                return sw_error_set(SW_EINVALID, "--compact-interval: expected seconds");
+        } else if ((v = flag_value(argc, argv, &i, "--compact-keep"))) {
+            if (sw_str_to_i64(v, &f->compact_keep) < 0 || f->compact_keep < 1)
+                return sw_error_set(SW_EINVALID, "--compact-keep: expected a positive count");
+        } else if ((v = flag_value(argc, argv, &i, "--v"))) {
+            if (sw_str_to_i64(v, &f->verbosity) < 0)
+                return sw_error_set(SW_EINVALID, "--v: expected a number");
+        } else {
+            return sw_error_set(SW_EINVALID, "unknown flag %s", argv[i]);
+        }
+    }
+    return 0;
+}
+
+static bool loopback(const char *host)
+{
+    return sw_str_prefix(host, "127.");
+}
+
+/* The token persists in DIR/token so clients survive restarts. */
+static int load_token(const char *dir, char *tok, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/token", dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t r = fread(tok, 1, n - 1, f);
+        fclose(f);
+        tok[r] = '\0';
+        while (r && (tok[r - 1] == '\n' || tok[r - 1] == '\r'))
+            tok[--r] = '\0';
+        if (r >= 32)
+            return 0;
+    }
+    unsigned char raw[32];
+    sw_random_bytes(raw, sizeof(raw));
+    sw_hex(raw, sizeof(raw), tok);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || write(fd, tok, strlen(tok)) < 0 || fsync(fd) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", path, strerror(errno));
+    }
+    close(fd);
+    return 0;
+}
+
+static int write_kubeconfig(const char *dir, const server_flags *f, const char *token,
+                            const char *cert)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof(path), "%s/admin.kubeconfig", dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *out = NULL;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0)
+        out = fdopen(fd, "w");
+    if (!out)
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+    char *ca = cert ? sw_base64_encode(cert, strlen(cert)) : NULL;
+    fprintf(out, "apiVersion: v1\nkind: Config\nclusters:\n- name: slipway\n  cluster:\n");
+    if (ca)
+        fprintf(out, "    certificate-authority-data: %s\n", ca);
+    fprintf(out,
+            "    server: %s://%s:%u\nusers:\n- name: admin\n  user:\n    token: %s\n"
+            "contexts:\n- name: slipway\n  context:\n    cluster: slipway\n    user: admin\n"
+            "    namespace: default\ncurrent-context: slipway\n",
+            cert ? "https" : "http", f->host, f->port, token);
+    sw_free(ca);
+    fflush(out);
+    fsync(fileno(out));
+    fclose(out);
+    if (rename(tmp, path) < 0)
+        return sw_error_set(SW_ERROR, "cannot rename %s: %s", tmp, strerror(errno));
+    chmod(path, 0600);
+    return 0;
+}
+
+static int run(server_flags *f)
+{
+    char dbpath[4096], token[80], *cert = NULL, *key = NULL;
+    sw_store *store = NULL;
+    sw_apiserver *srv = NULL;
+    sw_api api = {0};
+    int64_t t0 = sw_time_mono_ms();
+    int error = 0;
+    if (mkdir(f->data_dir, 0700) < 0 && errno != EEXIST)
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, strerror(errno));
+    if ((error = load_token(f->data_dir, token, sizeof(token))) < 0)
+        return error;
+    if (!f->plain_http &&
+        (error = sw_tls_load_or_create(f->data_dir, f->host, &cert, &key)) < 0)
+        return error;
+    snprintf(dbpath, sizeof(dbpath), "%s/state.db", f->data_dir);
+    sw_sqlite_opts so = {.sync_full = f->sync_full};
+    if ((error = sw_store_sqlite_open(&store, dbpath, &so)) < 0)
+        return error;
+    api.store = store;
+    api.kctx.image_registry = f->image_registry ? f->image_registry : "";
+    snprintf(api.listen_addr, sizeof(api.listen_addr), "%s:%u", f->host, f->port);
+    if ((error = sw_api_bootstrap(&api)) < 0)
+        goto done;
+    if ((error = sw_watchcache_new(&api.cache, &api, 16384)) < 0)
+        goto done;
+    sw_apiserver_opts o = {.host = f->host, .port = f->port, .token = token,
+                           .anonymous = f->anonymous,
+                           .compact_interval = (int)f->compact_interval,
+                           .compact_keep = f->compact_keep, .tls_cert = cert, .tls_key = key};
+    if ((error = sw_apiserver_start(&srv, &api, &o)) < 0)
+        goto done;
+    if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
+        goto done;
+    sw_log(SW_LOG_WARN, "slipway %s serving on %s://%s:%u (revision %lld, ready in %lldms); "
+                        "kubeconfig: %s/admin.kubeconfig",
+           SW_VERSION, cert ? "https" : "http", f->host, f->port, (long long)sw_store_current_revision(store),
+           (long long)(sw_time_mono_ms() - t0), f->data_dir);
+    sigset_t set;
+    int sig;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigwait(&set, &sig);
+    sw_log(SW_LOG_WARN, "received signal %d, shutting down", sig);
+done:
+    sw_apiserver_stop(srv);
+    sw_watchcache_free(api.cache);
+    sw_store_close(store);
+    sw_free(cert);
+    sw_free(key);
+    return error;
+}
 
 int sw_cmd_server(int argc, char **argv)
 {
-    fprintf(stderr, "slipway server: not built yet\n");
-    return 1;
+    server_flags f = {.data_dir = "slipway-data", .host = "127.0.0.1", .port = 6443,
+                      .sync_full = true, .compact_interval = 60, .compact_keep = 10000};
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+    if (parse_flags(argc, argv, &f) < 0) {
+        fprintf(stderr, "slipway server: %s\n", sw_error_msg());
+        usage(stderr);
+        return 2;
+    }
+    if (f.plain_http && !loopback(f.host)) {
+        fprintf(stderr, "slipway server: --plain-http is refused on the non-loopback address %s\n",
+                f.host);
+        return 2;
+    }
+    if (f.anonymous && !loopback(f.host)) {
+        fprintf(stderr, "slipway server: --insecure-anonymous is refused on the non-loopback "
+                        "address %s\n",
+                f.host);
+        return 2;
+    }
+    sw_log_set_verbosity((int)f.verbosity);
+    /* Signals are taken by sigwait in the main thread; every other thread blocks them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    json_set_alloc_funcs(sw_malloc, sw_free);
+    if (run(&f) < 0) {
+        fprintf(stderr, "slipway server: %s\n", sw_error_msg());
+        return 1;
+    }
+    return 0;
 }

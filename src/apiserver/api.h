@@ -1,0 +1,94 @@
+/* api: the API server's shared request/response model and server context, used by the HTTP
+ * front end (server.c) and the handlers (rest.c, watch.c, discovery.c, openapi.c, table.c). */
+#ifndef SW_API_H
+#define SW_API_H
+
+#include "kinds/kind.h"
+#include "store/store.h"
+#include "util/buf.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SW_API_MAX_BODY (3u * 1024 * 1024)
+
+typedef struct sw_watchcache sw_watchcache;
+
+typedef struct sw_api {
+    sw_store *store;
+    sw_watchcache *cache;
+    sw_kind_ctx kctx;
+    char listen_addr[128]; /* host:port clients reach us at */
+} sw_api;
+
+/* A streaming body: the HTTP layer calls next() until it returns <0 (end) and free() after. */
+typedef struct sw_stream {
+    /* Fills up to max bytes into buf; returns bytes written, 0 if nothing yet (called again),
+     * or -1 at the end of the stream. May block briefly. */
+    long (*next)(void *state, char *buf, size_t max);
+    void (*free)(void *state);
+    void *state;
+} sw_stream;
+
+typedef struct sw_request {
+    const char *method;
+    const char *path;
+    const char *content_type; /* may be NULL */
+    const char *accept;       /* may be NULL */
+    const char *body;
+    size_t body_len;
+    /* Query lookup, provided by the HTTP layer. Returns NULL when absent. */
+    const char *(*query)(void *conn, const char *key);
+    void *conn;
+} sw_request;
+
+typedef struct sw_response {
+    int status;
+    const char *content_type; /* static string */
+    sw_buf body;
+    sw_stream stream; /* used when stream.next != NULL */
+    char warning[256];
+} sw_response;
+
+static inline const char *sw_req_query(const sw_request *r, const char *key)
+{
+    return r->query ? r->query(r->conn, key) : NULL;
+}
+
+void sw_response_init(sw_response *resp);
+void sw_response_dispose(sw_response *resp);
+/* Sets a JSON body (not stolen). */
+void sw_response_json(sw_response *resp, int status, const json_t *body);
+/* A Kubernetes Status failure from an SW_E* code and the thread-local message; kind and name
+ * (optional) fill details. */
+void sw_response_error(sw_response *resp, int code, const char *message, const sw_kind *kind,
+                       const char *name);
+/* Builds the Status object for an error (used in watch ERROR events too). New reference. */
+json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, const char *name);
+
+/* Handlers; each fills resp. */
+void sw_discovery_handle(sw_api *api, const sw_request *req, sw_response *resp);
+void sw_openapi_handle(sw_api *api, const sw_request *req, sw_response *resp);
+void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp);
+bool sw_discovery_matches(const char *path);
+bool sw_openapi_matches(const char *path);
+
+int sw_api_bootstrap(sw_api *api);
+
+/* Object helpers shared by rest.c, watch.c and table.c. */
+/* Store key of an object: /<group|core>/<plural>/[<ns>/]<name>; prefix when name is NULL. */
+void sw_api_key(const sw_kind *k, const char *ns, const char *name, char *out, size_t n);
+/* Parses a stored value into an object with resourceVersion set and the kind's decorations. */
+int sw_api_decode(sw_api *api, const sw_kind *k, const char *value, size_t len, int64_t rev,
+                  json_t **out);
+/* The kind a store key belongs to (NULL if none). */
+const sw_kind *sw_api_kind_of_key(const char *key);
+
+/* Wants a Table rendering (Accept has as=Table)? */
+bool sw_table_wanted(const sw_request *req);
+/* Table of objects (array of full objects). New reference. */
+json_t *sw_table_build(const sw_kind *k, const json_t *items, const char *rv, const char *cont,
+                       bool headers);
+
+#endif

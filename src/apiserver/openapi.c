@@ -1,0 +1,108 @@
+/* openapi: the minimal OpenAPI v3 that kubectl needs to validate on the server side
+ * (k8s-api-compat.md §1.5): an index of group-versions, and per group-version a document whose
+ * PATCH operations carry the GVK and the fieldValidation parameter, plus component schemas
+ * generated from each kind's strict schema (for kubectl explain). v2 is answered 404. */
+#include "apiserver/api.h"
+
+#include "apiserver/schema.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/str.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define OPENAPI_HASH "slipway-" SW_VERSION
+
+bool sw_openapi_matches(const char *path)
+{
+    return sw_str_prefix(path, "/openapi/");
+}
+
+static json_t *index_doc(void)
+{
+    size_t n;
+    const sw_kind *const *kinds = sw_kinds_all(&n);
+    json_t *paths = json_object();
+    for (size_t i = 0; i < n; i++) {
+        char key[160], url[256];
+        if (kinds[i]->group[0])
+            snprintf(key, sizeof(key), "apis/%s/%s", kinds[i]->group, kinds[i]->version);
+        else
+            snprintf(key, sizeof(key), "api/%s", kinds[i]->version);
+        snprintf(url, sizeof(url), "/openapi/v3/%s?hash=%s", key, OPENAPI_HASH);
+        json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
+    }
+    return json_pack("{s:o}", "paths", paths);
+}
+
+static json_t *operation(const sw_kind *k)
+{
+    return json_pack("{s:{s:s, s:s, s:s}, s:[{s:s, s:s, s:{s:s}}], s:{s:{s:s}}}",
+                     "x-kubernetes-group-version-kind", "group", k->group, "version", k->version,
+                     "kind", k->kind, "parameters", "name", "fieldValidation", "in", "query",
+                     "schema", "type", "string", "responses", "200", "description", "OK");
+}
+
+static json_t *gv_doc(const char *group, const char *version)
+{
+    size_t n;
+    const sw_kind *const *kinds = sw_kinds_all(&n);
+    json_t *paths = json_object(), *schemas = json_object();
+    for (size_t i = 0; i < n; i++) {
+        const sw_kind *k = kinds[i];
+        if (strcmp(k->group, group) || strcmp(k->version, version))
+            continue;
+        char path[300], base[160], sname[200];
+        if (k->group[0])
+            snprintf(base, sizeof(base), "/apis/%s/%s", k->group, k->version);
+        else
+            snprintf(base, sizeof(base), "/api/%s", k->version);
+        snprintf(path, sizeof(path), "%s%s/%s/{name}", base,
+                 k->namespaced ? "/namespaces/{namespace}" : "", k->plural);
+        json_object_set_new(paths, path,
+                            json_pack("{s:o, s:o, s:o}", "get", operation(k), "put", operation(k),
+                                      "patch", operation(k)));
+        snprintf(sname, sizeof(sname), "%s.%s.%s", k->group[0] ? k->group : "core", k->version,
+                 k->kind);
+        json_object_set_new(schemas, sname,
+                            sw_schema_openapi(sw_kind_schema(k), k->group, k->version, k->kind));
+    }
+    if (json_object_size(paths) == 0) {
+        json_decref(paths);
+        json_decref(schemas);
+        return NULL;
+    }
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info", "title",
+                     "slipway", "version", SW_VERSION, "paths", paths, "components", "schemas",
+                     schemas);
+}
+
+void sw_openapi_handle(sw_api *api, const sw_request *req, sw_response *resp)
+{
+    const char *p = req->path;
+    json_t *doc = NULL;
+    char group[128] = "", version[64] = "";
+    if (!strcmp(p, "/openapi/v3") || !strcmp(p, "/openapi/v3/")) {
+        doc = index_doc();
+    } else if (sw_str_prefix(p, "/openapi/v3/api/")) {
+        sw_strlcpy(version, p + strlen("/openapi/v3/api/"), sizeof(version));
+        doc = gv_doc("", version);
+    } else if (sw_str_prefix(p, "/openapi/v3/apis/")) {
+        const char *g = p + strlen("/openapi/v3/apis/");
+        const char *slash = strchr(g, '/');
+        if (slash && (size_t)(slash - g) < sizeof(group)) {
+            memcpy(group, g, (size_t)(slash - g));
+            group[slash - g] = '\0';
+            sw_strlcpy(version, slash + 1, sizeof(version));
+            doc = gv_doc(group, version);
+        }
+    }
+    if (!doc) {
+        sw_response_error(resp, SW_ENOTFOUND, "the server could not find the requested resource",
+                          NULL, NULL);
+        return;
+    }
+    sw_response_json(resp, 200, doc);
+    json_decref(doc);
+}

@@ -1,0 +1,385 @@
+/* rest: URL routing onto kind descriptors, and the read verbs get and list (label/field
+ * selectors, limit/continue with tokens bound to a store revision, Table output). */
+#include "apiserver/rest.h"
+
+#include "apiserver/object.h"
+#include "apiserver/selector.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/str.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_SEGS 10
+
+const char *sw_rest_resource(const sw_kind *k, char *buf, size_t n)
+{
+    if (k->group[0])
+        snprintf(buf, n, "%s.%s", k->plural, k->group);
+    else
+        snprintf(buf, n, "%s", k->plural);
+    return buf;
+}
+
+void sw_rest_not_found(sw_response *resp, const sw_route *rt, const char *name)
+{
+    char res[160], msg[600];
+    snprintf(msg, sizeof(msg), "%s \"%s\" not found", sw_rest_resource(rt->kind, res, sizeof(res)),
+             name);
+    sw_response_error(resp, SW_ENOTFOUND, msg, rt->kind, name);
+}
+
+void sw_rest_fail(sw_response *resp, int code, const sw_route *rt)
+{
+    if (code == SW_ENOTFOUND && rt->has_name) {
+        sw_rest_not_found(resp, rt, rt->name);
+        return;
+    }
+    sw_response_error(resp, code, sw_error_msg(), rt->kind, rt->has_name ? rt->name : NULL);
+}
+
+bool sw_rest_dry_run(const sw_request *req)
+{
+    const char *d = sw_req_query(req, "dryRun");
+    return d && !strcmp(d, "All");
+}
+
+static size_t split(char *path, char **segs)
+{
+    size_t n = 0;
+    char *p = path;
+    while (*p && n < MAX_SEGS) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        segs[n++] = p;
+        char *slash = strchr(p, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+        p = slash + 1;
+    }
+    return n;
+}
+
+static bool copy_seg(char *dst, size_t n, const char *src)
+{
+    return sw_strlcpy(dst, src, n) < n;
+}
+
+/* Fills rt from /api/v1/... or /apis/<g>/<v>/...; SW_ENOTFOUND when nothing matches. */
+static int route(const char *path, sw_route *rt)
+{
+    char buf[1024], *segs[MAX_SEGS];
+    if (sw_strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
+        return SW_ENOTFOUND;
+    size_t n = split(buf, segs), i;
+    const char *group, *version;
+    memset(rt, 0, sizeof(*rt));
+    if (n >= 2 && !strcmp(segs[0], "api")) {
+        group = "";
+        version = segs[1];
+        i = 2;
+    } else if (n >= 3 && !strcmp(segs[0], "apis")) {
+        group = segs[1];
+        version = segs[2];
+        i = 3;
+    } else {
+        return SW_ENOTFOUND;
+    }
+    if (n - i >= 3 && !strcmp(segs[i], "namespaces")) {
+        const sw_kind *k = sw_kinds_find(group, version, segs[i + 2]);
+        if (k && k->namespaced) {
+            rt->has_ns = true;
+            if (!copy_seg(rt->ns, sizeof(rt->ns), segs[i + 1]))
+                return SW_ENOTFOUND;
+            i += 2;
+        }
+    }
+    if (i >= n)
+        return SW_ENOTFOUND;
+    rt->kind = sw_kinds_find(group, version, segs[i]);
+    if (!rt->kind || (rt->kind->namespaced == false && rt->has_ns))
+        return SW_ENOTFOUND;
+    if (++i < n) {
+        rt->has_name = true;
+        if (!copy_seg(rt->name, sizeof(rt->name), segs[i]))
+            return SW_ENOTFOUND;
+        if (++i < n && !copy_seg(rt->sub, sizeof(rt->sub), segs[i]))
+            return SW_ENOTFOUND;
+        if (i + 1 < n)
+            return SW_ENOTFOUND;
+    }
+    if (rt->sub[0] && strcmp(rt->sub, "status") && strcmp(rt->sub, "finalize"))
+        return SW_ENOTFOUND;
+    if (rt->sub[0] && !strcmp(rt->sub, "status") && !rt->kind->has_status)
+        return SW_ENOTFOUND;
+    if (!strcmp(rt->sub, "finalize") && strcmp(rt->kind->kind, "Namespace"))
+        return SW_ENOTFOUND;
+    return 0;
+}
+
+void sw_rest_reply_object(sw_response *resp, const sw_request *req, const sw_kind *k, int status,
+                          const json_t *obj)
+{
+    if (sw_table_wanted(req)) {
+        json_t *items = json_pack("[O]", obj);
+        json_t *t = sw_table_build(k, items, sw_json_str_at(obj, "metadata.resourceVersion"), NULL,
+                                   true);
+        sw_response_json(resp, status, t);
+        json_decref(t);
+        json_decref(items);
+        return;
+    }
+    sw_response_json(resp, status, obj);
+}
+
+int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
+{
+    char key[300];
+    sw_kv kv = {0};
+    extern const sw_kind sw_kind_namespace;
+    sw_api_key(&sw_kind_namespace, NULL, ns, key, sizeof(key));
+    int error = sw_store_get(api->store, key, &kv);
+    if (error == SW_ENOTFOUND)
+        return sw_error_set(SW_ENOTFOUND, "namespaces \"%s\" not found", ns);
+    if (error < 0)
+        return error;
+    bool terminating = creating && strstr(kv.value, "\"deletionTimestamp\"") != NULL;
+    sw_kv_dispose(&kv);
+    if (terminating)
+        return sw_error_set(SW_EFORBIDDEN,
+                            "unable to create new content in namespace %s because it is being "
+                            "terminated",
+                            ns);
+    return 0;
+}
+
+static void rest_get(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    char key[600];
+    sw_kv kv = {0};
+    json_t *obj = NULL;
+    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
+    int error = sw_store_get(api->store, key, &kv);
+    if (error == 0)
+        error = sw_api_decode(api, rt->kind, kv.value, kv.value_len, kv.mod_rev, &obj);
+    if (error < 0)
+        sw_rest_fail(resp, error, rt);
+    else
+        sw_rest_reply_object(resp, req, rt->kind, 200, obj);
+    json_decref(obj);
+    sw_kv_dispose(&kv);
+}
+
+/* Continue tokens: base64url of {"rv":N,"start":"<last key>"}. */
+static char *make_continue(int64_t rev, const char *last_key)
+{
+    json_t *t = json_pack("{s:I, s:s}", "rv", (json_int_t)rev, "start", last_key);
+    char *s = sw_json_dumps(t, NULL);
+    char *enc = sw_base64url_encode(s, strlen(s));
+    sw_free(s);
+    json_decref(t);
+    return enc;
+}
+
+static int parse_continue(const char *tok, int64_t *rev, char **start)
+{
+    unsigned char *raw = NULL;
+    size_t n;
+    json_t *t = NULL;
+    int error = sw_base64url_decode(tok, &raw, &n);
+    if (error == 0)
+        error = sw_json_parse((const char *)raw, n, 4, 0, &t);
+    if (error == 0 && (!sw_json_int_at(t, "rv", rev) || !sw_json_str_at(t, "start")))
+        error = SW_EBADREQUEST;
+    if (error == 0)
+        *start = sw_strdup(sw_json_str_at(t, "start"));
+    sw_free(raw);
+    json_decref(t);
+    return error < 0 ? sw_error_set(SW_EBADREQUEST, "continue key is not valid: %s", tok) : 0;
+}
+
+typedef struct list_query {
+    sw_selector *labels;
+    sw_selector *fields;
+    size_t limit;
+    int64_t rev;
+    char *start;
+} list_query;
+
+static void list_query_dispose(list_query *q)
+{
+    sw_selector_free(q->labels);
+    sw_selector_free(q->fields);
+    sw_free(q->start);
+}
+
+static const char *const base_fields[] = {"metadata.name", "metadata.namespace", NULL};
+
+/* The selectable fields of a kind: metadata.name/namespace plus the kind's own. */
+int sw_rest_parse_selectors(const sw_kind *k, const sw_request *req, sw_selector **labels,
+                            sw_selector **fields)
+{
+    const char *allowed[24];
+    size_t n = 0;
+    for (size_t i = 0; base_fields[i]; i++)
+        allowed[n++] = base_fields[i];
+    for (size_t i = 0; k->field_selectors && k->field_selectors[i] && n < 23; i++)
+        allowed[n++] = k->field_selectors[i];
+    allowed[n] = NULL;
+    int error = sw_selector_parse_labels(sw_req_query(req, "labelSelector"), labels);
+    if (error == 0)
+        error = sw_selector_parse_fields(sw_req_query(req, "fieldSelector"), allowed, fields);
+    return error;
+}
+
+static int list_parse(const sw_request *req, const sw_route *rt, list_query *q)
+{
+    int error = sw_rest_parse_selectors(rt->kind, req, &q->labels, &q->fields);
+    const char *limit = sw_req_query(req, "limit");
+    const char *cont = sw_req_query(req, "continue");
+    uint64_t lim = 0;
+    if (error == 0 && limit && *limit && sw_str_to_u64(limit, &lim) < 0)
+        error = sw_error_set(SW_EBADREQUEST, "limit must be a non-negative integer: %s", limit);
+    q->limit = (size_t)lim;
+    if (error == 0 && cont && *cont)
+        error = parse_continue(cont, &q->rev, &q->start);
+    return error;
+}
+
+static bool list_matches(const list_query *q, const json_t *obj)
+{
+    return sw_selector_match_labels(q->labels, sw_json_at(obj, "metadata.labels")) &&
+           sw_selector_match_fields(q->fields, obj);
+}
+
+/* Collects up to q->limit matching items, reading the store in pages at one revision. */
+static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *items,
+                        int64_t *rev_out, char **cont_out)
+{
+    char prefix[600];
+    sw_api_key(rt->kind, rt->has_ns ? rt->ns : NULL, NULL, prefix, sizeof(prefix));
+    const char *pinned = sw_selector_field_equals(q->fields, "metadata.name");
+    sw_store_list_opts o = {.prefix = prefix, .start_after = q->start, .rev = q->rev};
+    char *start = q->start ? sw_strdup(q->start) : NULL;
+    int error = 0;
+    for (;;) {
+        sw_kv_list l = {0};
+        o.start_after = start;
+        o.limit = q->limit ? q->limit + 1 : 0;
+        error = sw_store_list(api->store, &o, &l);
+        if (error < 0)
+            break;
+        o.rev = l.rev;
+        *rev_out = l.rev;
+        size_t i;
+        for (i = 0; i < l.count; i++) {
+            if (q->limit && json_array_size(items) == q->limit) {
+                *cont_out = make_continue(l.rev, start);
+                break;
+            }
+            sw_free(start);
+            start = sw_strdup(l.items[i].key);
+            if (pinned && !sw_str_suffix(l.items[i].key, pinned))
+                continue;
+            json_t *obj = NULL;
+            error = sw_api_decode(api, rt->kind, l.items[i].value, l.items[i].value_len,
+                                  l.items[i].mod_rev, &obj);
+            if (error < 0)
+                break;
+            if (list_matches(q, obj))
+                json_array_append_new(items, obj);
+            else
+                json_decref(obj);
+        }
+        bool more = l.more || i < l.count;
+        sw_kv_list_dispose(&l);
+        if (error < 0 || *cont_out || !more)
+            break;
+        if (q->limit && json_array_size(items) == q->limit) {
+            *cont_out = make_continue(o.rev, start);
+            break;
+        }
+    }
+    sw_free(start);
+    if (error == SW_EGONE)
+        error = sw_error_set(SW_EGONE, "The provided continue parameter is too old to display a "
+                                       "consistent list result. You can start a new list without "
+                                       "the continue parameter.");
+    return error;
+}
+
+static void rest_list(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    list_query q = {0};
+    json_t *items = json_array(), *out = NULL;
+    int64_t rev = 0;
+    char *cont = NULL, rvs[24], av[128], kind[128];
+    int error = list_parse(req, rt, &q);
+    if (error == 0)
+        error = list_collect(api, rt, &q, items, &rev, &cont);
+    if (error < 0) {
+        sw_rest_fail(resp, error, rt);
+        goto done;
+    }
+    snprintf(rvs, sizeof(rvs), "%lld", (long long)rev);
+    if (sw_table_wanted(req)) {
+        out = sw_table_build(rt->kind, items, rvs, cont, true);
+    } else {
+        snprintf(kind, sizeof(kind), "%sList", rt->kind->kind);
+        out = json_pack("{s:s, s:s, s:{s:s}, s:O}", "kind", kind, "apiVersion",
+                        sw_kind_api_version(rt->kind, av, sizeof(av)), "metadata",
+                        "resourceVersion", rvs, "items", items);
+        if (cont)
+            json_object_set_new(json_object_get(out, "metadata"), "continue", json_string(cont));
+    }
+    sw_response_json(resp, 200, out);
+done:
+    json_decref(out);
+    json_decref(items);
+    sw_free(cont);
+    list_query_dispose(&q);
+}
+
+static bool is_watch(const sw_request *req)
+{
+    bool w = false;
+    const char *v = sw_req_query(req, "watch");
+    return v && sw_str_to_bool(v, &w) == 0 && w;
+}
+
+void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
+{
+    sw_route rt;
+    const char *m = req->method;
+    if (route(req->path, &rt) < 0) {
+        sw_response_error(resp, SW_ENOTFOUND, "the server could not find the requested resource",
+                          NULL, NULL);
+        return;
+    }
+    if (!strcmp(m, "GET") && !rt.has_name && is_watch(req))
+        sw_watch_serve(api, req, &rt, resp);
+    else if (!strcmp(m, "GET") && rt.has_name)
+        rest_get(api, req, &rt, resp);
+    else if (!strcmp(m, "GET"))
+        rest_list(api, req, &rt, resp);
+    else if (!strcmp(m, "POST") && !rt.has_name)
+        sw_rest_create(api, req, &rt, resp);
+    else if (!strcmp(m, "PUT") && rt.has_name)
+        sw_rest_update(api, req, &rt, resp);
+    else if (!strcmp(m, "PATCH") && rt.has_name)
+        sw_rest_patch(api, req, &rt, resp);
+    else if (!strcmp(m, "DELETE") && rt.has_name && !rt.sub[0])
+        sw_rest_delete(api, req, &rt, resp);
+    else if (!strcmp(m, "DELETE") && !rt.has_name)
+        sw_rest_delete_collection(api, req, &rt, resp);
+    else
+        sw_response_error(resp, SW_EMETHOD, "the server does not allow this method on the "
+                                             "requested resource",
+                          rt.kind, NULL);
+}

@@ -1,0 +1,42 @@
+/* rest: the generic REST verbs over kind descriptors. rest.c routes and serves reads (get, list),
+ * write.c serves create/update/patch/delete, watch.c serves watches from the watch cache. */
+#ifndef SW_REST_H
+#define SW_REST_H
+
+#include "apiserver/api.h"
+
+typedef struct sw_route {
+    const sw_kind *kind;
+    char ns[256];
+    char name[256];
+    char sub[32]; /* "", "status", "finalize" */
+    bool has_ns;
+    bool has_name;
+} sw_route;
+
+/* Resource name for messages: "imagestreams.image.openshift.io" or "configmaps". */
+const char *sw_rest_resource(const sw_kind *k, char *buf, size_t n);
+void sw_rest_not_found(sw_response *resp, const sw_route *rt, const char *name);
+/* Fails the response from the current thread-local error. */
+void sw_rest_fail(sw_response *resp, int code, const sw_route *rt);
+bool sw_rest_dry_run(const sw_request *req);
+/* Writes obj (a single object) honouring Table requests. */
+void sw_rest_reply_object(sw_response *resp, const sw_request *req, const sw_kind *k, int status,
+                          const json_t *obj);
+/* Namespace must exist and not be terminating, for writes into it. */
+int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating);
+
+typedef struct sw_selector sw_selector;
+/* Parses labelSelector/fieldSelector for kind k (metadata.name/namespace plus the kind's fields). */
+int sw_rest_parse_selectors(const sw_kind *k, const sw_request *req, sw_selector **labels,
+                            sw_selector **fields);
+
+void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+void sw_rest_delete(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_route *rt,
+                               sw_response *resp);
+void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+
+#endif

@@ -1,0 +1,271 @@
+/* server: libmicrohttpd front end, auth, dispatch, health and compaction (see server.h). */
+#include "apiserver/server.h"
+
+#include "apiserver/watchcache.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+struct sw_apiserver {
+    struct MHD_Daemon *daemon;
+    sw_api *api;
+    sw_apiserver_opts opts;
+    pthread_t compactor;
+    bool compactor_running;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    bool stopping;
+};
+
+typedef struct conn_ctx {
+    sw_buf body;
+    bool too_big;
+    int64_t start_ms;
+} conn_ctx;
+
+static const char *query_cb(void *conn, const char *key)
+{
+    return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static bool authorized(sw_apiserver *s, struct MHD_Connection *conn, const char *path)
+{
+    if (s->opts.anonymous || !strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
+        !strcmp(path, "/livez") || !strcmp(path, "/version"))
+        return true;
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncmp(h, "Bearer ", 7))
+        return false;
+    const char *tok = h + 7;
+    size_t n = strlen(s->opts.token);
+    return strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0;
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    sw_stream *st = cls;
+    long n = st->next(st->state, buf, max);
+    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    sw_stream *st = cls;
+    st->free(st->state);
+    sw_free(st);
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, sw_response *resp)
+{
+    struct MHD_Response *r;
+    if (resp->stream.next) {
+        sw_stream *st = sw_malloc(sizeof(*st));
+        *st = resp->stream;
+        resp->stream.next = NULL;
+        resp->stream.free = NULL;
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st,
+                                              stream_free);
+    } else {
+        r = MHD_create_response_from_buffer(resp->body.len, resp->body.ptr,
+                                            MHD_RESPMEM_MUST_COPY);
+    }
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", resp->content_type);
+    MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    if (resp->warning[0]) {
+        char w[400];
+        snprintf(w, sizeof(w), "299 - \"%s\"", resp->warning);
+        for (char *p = w; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+        MHD_add_response_header(r, "Warning", w);
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void health(sw_response *resp)
+{
+    resp->status = 200;
+    resp->content_type = "text/plain";
+    sw_buf_puts(&resp->body, "ok");
+}
+
+static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
+                     const char *url, conn_ctx *cc, sw_response *resp)
+{
+    sw_request req = {
+        .method = method,
+        .path = url,
+        .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+        .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+        .body = sw_buf_cstr(&cc->body),
+        .body_len = cc->body.len,
+        .query = query_cb,
+        .conn = conn,
+    };
+    if (!authorized(s, conn, url)) {
+        sw_response_error(resp, SW_EUNAUTHORIZED, "Unauthorized", NULL, NULL);
+    } else if (cc->too_big) {
+        sw_response_error(resp, SW_ELIMIT, "the request body is larger than the 3145728-byte limit",
+                          NULL, NULL);
+    } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
+        health(resp);
+    } else if (req.content_type && sw_str_prefix(req.content_type, "application/vnd.kubernetes.protobuf")) {
+        sw_response_error(resp, SW_EUNSUPPORTED,
+                          "the body of the request was in an unknown format - accepted media "
+                          "types include: application/json, application/merge-patch+json, "
+                          "application/json-patch+json, application/strategic-merge-patch+json "
+                          "(protobuf request bodies are not supported)",
+                          NULL, NULL);
+    } else if (sw_openapi_matches(url)) {
+        sw_openapi_handle(s->api, &req, resp);
+    } else if (sw_discovery_matches(url)) {
+        sw_discovery_handle(s->api, &req, resp);
+    } else {
+        sw_rest_handle(s->api, &req, resp);
+    }
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+    sw_apiserver *s = cls;
+    conn_ctx *cc = *con_cls;
+    if (!cc) {
+        cc = sw_calloc(1, sizeof(*cc));
+        sw_buf_init(&cc->body, SW_API_MAX_BODY);
+        cc->start_ms = sw_time_mono_ms();
+        *con_cls = cc;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!cc->too_big && sw_buf_put(&cc->body, upload, *upload_size) < 0)
+            cc->too_big = true;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    sw_response resp;
+    sw_response_init(&resp);
+    dispatch(s, conn, method, url, cc, &resp);
+    if (sw_log_enabled(SW_LOG_REQUEST))
+        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, url, resp.status,
+               (long long)(sw_time_mono_ms() - cc->start_ms));
+    else if (resp.status >= 500)
+        sw_log(SW_LOG_ERROR, "%s %s %d: %.*s", method, url, resp.status, (int)resp.body.len,
+               sw_buf_cstr(&resp.body));
+    enum MHD_Result ret = send_response(conn, &resp);
+    sw_response_dispose(&resp);
+    return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    conn_ctx *cc = *con_cls;
+    if (!cc)
+        return;
+    sw_buf_dispose(&cc->body);
+    sw_free(cc);
+    *con_cls = NULL;
+}
+
+static void *compactor_main(void *arg)
+{
+    sw_apiserver *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += s->opts.compact_interval;
+        pthread_cond_timedwait(&s->cond, &s->mu, &until);
+        if (s->stopping)
+            break;
+        pthread_mutex_unlock(&s->mu);
+        int64_t target = sw_store_current_revision(s->api->store) - s->opts.compact_keep;
+        if (target > sw_store_compacted_revision(s->api->store)) {
+            int error = sw_store_compact(s->api->store, target);
+            if (error < 0)
+                sw_log(SW_LOG_ERROR, "compaction to revision %lld failed: %s", (long long)target,
+                       sw_error_msg());
+            else
+                sw_log(SW_LOG_INFO, "compacted the store to revision %lld", (long long)target);
+        }
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts *opts)
+{
+    struct sockaddr_in addr = {0};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(opts->port);
+    if (inet_pton(AF_INET, opts->host, &addr.sin_addr) != 1)
+        return sw_error_set(SW_EINVALID, "--listen: %s is not an IPv4 address", opts->host);
+    sw_apiserver *s = sw_calloc(1, sizeof(*s));
+    s->api = api;
+    s->opts = *opts;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    unsigned flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (opts->tls_cert)
+        s->daemon = MHD_start_daemon(
+            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR,
+            (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+            MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
+            MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert,
+            MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_END);
+    else
+        s->daemon = MHD_start_daemon(
+            flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u,
+            MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+            MHD_OPTION_END);
+    if (!s->daemon) {
+        int e = errno;
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cond);
+        sw_free(s);
+        return sw_error_set(SW_ERROR, "cannot listen on %s:%u: %s", opts->host, opts->port,
+                            strerror(e));
+    }
+    if (opts->compact_interval > 0 &&
+        pthread_create(&s->compactor, NULL, compactor_main, s) == 0)
+        s->compactor_running = true;
+    *out = s;
+    return 0;
+}
+
+void sw_apiserver_stop(sw_apiserver *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mu);
+    if (s->compactor_running)
+        pthread_join(s->compactor, NULL);
+    sw_watchcache_close(s->api->cache);
+    MHD_stop_daemon(s->daemon);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cond);
+    sw_free(s);
+}

@@ -1,0 +1,27 @@
+/* server: the HTTP front end on libmicrohttpd (thread per connection): bearer-token auth, body
+ * limits, routing to discovery/openapi/REST handlers, health endpoints, request logging, and
+ * the periodic store compaction. */
+#ifndef SW_SERVER_H
+#define SW_SERVER_H
+
+#include "apiserver/api.h"
+
+#include <stdint.h>
+
+typedef struct sw_apiserver sw_apiserver;
+
+typedef struct sw_apiserver_opts {
+    const char *host;      /* numeric IPv4 address to bind */
+    uint16_t port;
+    const char *token;     /* bearer token every request must carry */
+    bool anonymous;        /* --insecure-anonymous: no token needed (loopback only) */
+    int compact_interval;  /* seconds between compactions; 0 disables */
+    int64_t compact_keep;  /* newest revisions kept */
+    const char *tls_cert;  /* PEM; NULL serves plain HTTP */
+    const char *tls_key;
+} sw_apiserver_opts;
+
+int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts *opts);
+void sw_apiserver_stop(sw_apiserver *s);
+
+#endif

@@ -1,0 +1,60 @@
+/* status: responses and Kubernetes Status objects (apimachinery's error shapes). */
+#include "apiserver/api.h"
+
+#include "util/error.h"
+#include "util/json.h"
+
+void sw_response_init(sw_response *resp)
+{
+    resp->status = 200;
+    resp->content_type = "application/json";
+    sw_buf_init(&resp->body, 64u * 1024 * 1024);
+    resp->stream.next = NULL;
+    resp->stream.free = NULL;
+    resp->stream.state = NULL;
+    resp->warning[0] = '\0';
+}
+
+void sw_response_dispose(sw_response *resp)
+{
+    sw_buf_dispose(&resp->body);
+    if (resp->stream.free)
+        resp->stream.free(resp->stream.state);
+    resp->stream.next = NULL;
+    resp->stream.free = NULL;
+}
+
+void sw_response_json(sw_response *resp, int status, const json_t *body)
+{
+    resp->status = status;
+    resp->content_type = "application/json";
+    sw_buf_clear(&resp->body);
+    sw_json_dump_buf(body, &resp->body);
+    sw_buf_putc(&resp->body, '\n');
+}
+
+json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, const char *name)
+{
+    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
+                           "v1", "metadata", "status", "Failure", "message", message, "reason",
+                           sw_error_reason(code), "code", sw_error_http_status(code));
+    if (kind || name) {
+        json_t *d = json_object();
+        if (name)
+            json_object_set_new(d, "name", json_string(name));
+        if (kind) {
+            json_object_set_new(d, "group", json_string(kind->group));
+            json_object_set_new(d, "kind", json_string(kind->plural));
+        }
+        json_object_set_new(st, "details", d);
+    }
+    return st;
+}
+
+void sw_response_error(sw_response *resp, int code, const char *message, const sw_kind *kind,
+                       const char *name)
+{
+    json_t *st = sw_status_failure(code, message, kind, name);
+    sw_response_json(resp, sw_error_http_status(code), st);
+    json_decref(st);
+}

@@ -1,0 +1,310 @@
+/* watch: serves GET ...?watch=true as a stream of JSON events: initial state (resourceVersion
+ * unset or 0, sendInitialEvents), catch-up from the store for revisions older than the cache,
+ * then live events from the watch cache; selectors with ADDED/DELETED on transitions,
+ * bookmarks, timeoutSeconds, 410 Expired as an ERROR event, Table rows for kubectl get -w. */
+#include "apiserver/rest.h"
+
+#include "apiserver/object.h"
+#include "apiserver/selector.h"
+#include "apiserver/watchcache.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_CATCHUP 100000
+#define BOOKMARK_MS 5000
+#define TAKE_BATCH 64
+
+typedef struct watcher {
+    sw_api *api;
+    const sw_kind *kind;
+    char ns[256];
+    bool has_ns;
+    sw_selector *labels, *fields;
+    sw_wcursor cur;
+    int64_t progress;    /* every event up to here has been considered */
+    sw_buf out;          /* encoded bytes not yet handed to HTTP */
+    size_t out_off;
+    sw_wevent **backlog; /* catch-up events from the store, sent before the ring */
+    size_t nbacklog, backlog_off, backlog_cap;
+    bool bookmarks, table, headers_sent, ended;
+    int64_t deadline_ms, next_bookmark_ms;
+} watcher;
+
+static void watcher_free(void *state)
+{
+    watcher *w = state;
+    sw_selector_free(w->labels);
+    sw_selector_free(w->fields);
+    sw_buf_dispose(&w->out);
+    for (size_t i = w->backlog_off; i < w->nbacklog; i++)
+        sw_wevent_unref(w->backlog[i]);
+    sw_free(w->backlog);
+    sw_free(w);
+}
+
+static bool selected(const watcher *w, const json_t *obj)
+{
+    return obj && sw_selector_match_labels(w->labels, sw_json_at(obj, "metadata.labels")) &&
+           sw_selector_match_fields(w->fields, obj);
+}
+
+static void emit(watcher *w, const char *type, const json_t *obj)
+{
+    if (w->table) {
+        json_t *items = json_pack("[O]", obj);
+        json_t *t = sw_table_build(w->kind, items, NULL, NULL, !w->headers_sent);
+        w->headers_sent = true;
+        json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", t);
+        sw_json_dump_buf(ev, &w->out);
+        json_decref(ev);
+        json_decref(items);
+    } else {
+        sw_buf_printf(&w->out, "{\"type\":\"%s\",\"object\":", type);
+        sw_json_dump_buf(obj, &w->out);
+        sw_buf_putc(&w->out, '}');
+    }
+    sw_buf_putc(&w->out, '\n');
+}
+
+/* Filters one event for this watcher; selector transitions become ADDED/DELETED. */
+static void consider(watcher *w, const sw_wevent *e)
+{
+    if (e->rev <= w->progress)
+        return;
+    w->progress = e->rev;
+    if (e->kind != w->kind || (w->has_ns && strcmp(e->ns, w->ns)))
+        return;
+    bool now = selected(w, e->obj);
+    bool before = e->type == SW_STORE_UPDATE && selected(w, e->prev);
+    const char *type = sw_wevent_type_name(e->type);
+    if (e->type == SW_STORE_UPDATE && now != before)
+        type = now ? "ADDED" : "DELETED";
+    else if (!now)
+        return;
+    if (!w->table && !strcmp(type, sw_wevent_type_name(e->type)))
+        sw_buf_put(&w->out, e->line, e->len); /* the shared encoding */
+    else
+        emit(w, type, e->obj);
+}
+
+static void bookmark(watcher *w, bool initial_end)
+{
+    char av[128], rv[24];
+    snprintf(rv, sizeof(rv), "%lld", (long long)w->progress);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s}}", "kind", w->kind->kind, "apiVersion",
+                            sw_kind_api_version(w->kind, av, sizeof(av)), "metadata",
+                            "resourceVersion", rv);
+    if (initial_end)
+        json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+                            json_pack("{s:s}", "k8s.io/initial-events-end", "true"));
+    json_t *ev = json_pack("{s:s, s:o}", "type", "BOOKMARK", "object", obj);
+    sw_json_dump_buf(ev, &w->out);
+    sw_buf_putc(&w->out, '\n');
+    json_decref(ev);
+}
+
+static void error_event(watcher *w, int code, const char *msg)
+{
+    json_t *st = sw_status_failure(code, msg, NULL, NULL);
+    json_t *ev = json_pack("{s:s, s:o}", "type", "ERROR", "object", st);
+    sw_json_dump_buf(ev, &w->out);
+    sw_buf_putc(&w->out, '\n');
+    json_decref(ev);
+}
+
+/* Produces more output; false when the stream should end after what is buffered. */
+static bool produce(watcher *w)
+{
+    if (w->backlog_off < w->nbacklog) {
+        for (; w->backlog_off < w->nbacklog && w->out.len < 256 * 1024; w->backlog_off++) {
+            consider(w, w->backlog[w->backlog_off]);
+            sw_wevent_unref(w->backlog[w->backlog_off]);
+        }
+        return true;
+    }
+    int64_t now = sw_time_mono_ms();
+    if (now >= w->deadline_ms)
+        return false;
+    int64_t wait = w->deadline_ms - now;
+    if (w->bookmarks && w->next_bookmark_ms - now < wait)
+        wait = w->next_bookmark_ms - now > 0 ? w->next_bookmark_ms - now : 0;
+    if (wait > 1000)
+        wait = 1000;
+    sw_wevent *evs[TAKE_BATCH];
+    int n = sw_watchcache_take(w->api->cache, &w->cur, evs, TAKE_BATCH, (int)wait);
+    if (n < 0) {
+        if (n == SW_EGONE)
+            sw_log(SW_LOG_INFO, "watch of %s closed: the client fell behind the watch cache",
+                   w->kind->plural);
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        consider(w, evs[i]);
+        sw_wevent_unref(evs[i]);
+    }
+    if (w->bookmarks && sw_time_mono_ms() >= w->next_bookmark_ms) {
+        bookmark(w, false);
+        w->next_bookmark_ms = sw_time_mono_ms() + BOOKMARK_MS;
+    }
+    return true;
+}
+
+static long watcher_next(void *state, char *buf, size_t max)
+{
+    watcher *w = state;
+    while (w->out_off >= w->out.len) {
+        sw_buf_clear(&w->out);
+        w->out_off = 0;
+        if (w->ended || !produce(w)) {
+            w->ended = true;
+            if (w->out.len == 0)
+                return -1;
+        }
+        if (w->out.len == 0)
+            return 0;
+    }
+    size_t n = w->out.len - w->out_off;
+    if (n > max)
+        n = max;
+    memcpy(buf, w->out.ptr + w->out_off, n);
+    w->out_off += n;
+    return (long)n;
+}
+
+static void catchup_cb(const sw_store_event *ev, void *payload)
+{
+    watcher *w = payload;
+    if (w->nbacklog >= MAX_CATCHUP) {
+        w->nbacklog = MAX_CATCHUP + 1; /* overflow marker, checked by the caller */
+        return;
+    }
+    sw_wevent *e = sw_wevent_new(w->api, ev);
+    if (!e)
+        return;
+    if (w->nbacklog == w->backlog_cap) {
+        w->backlog_cap = w->backlog_cap ? w->backlog_cap * 2 : 256;
+        w->backlog = sw_realloc(w->backlog, w->backlog_cap * sizeof(*w->backlog));
+    }
+    w->backlog[w->nbacklog++] = e;
+}
+
+/* Events after rev that already left the ring come from the store's history. */
+static int catch_up(watcher *w, int64_t rev)
+{
+    char prefix[600];
+    sw_store_watcher *sw = NULL;
+    sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
+    int error = sw_store_watch(w->api->store, prefix, rev, catchup_cb, w, &sw);
+    sw_store_watch_cancel(w->api->store, sw);
+    if (error < 0)
+        return error;
+    if (w->nbacklog > MAX_CATCHUP) {
+        w->nbacklog = MAX_CATCHUP;
+        return sw_error_set(SW_EGONE, "too old resource version: %lld", (long long)rev);
+    }
+    int64_t last = w->nbacklog ? w->backlog[w->nbacklog - 1]->rev : rev;
+    int64_t floor;
+    if (last < sw_store_current_revision(w->api->store))
+        last = sw_store_current_revision(w->api->store);
+    error = sw_watchcache_seek(w->api->cache, last, &w->cur, &floor);
+    return error < 0 ? sw_error_set(SW_EGONE, "too old resource version: %lld", (long long)rev)
+                     : 0;
+}
+
+/* resourceVersion unset or "0": the current state as ADDED events first. */
+static int initial_state(watcher *w)
+{
+    char prefix[600];
+    sw_kv_list l = {0};
+    sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
+    sw_store_list_opts o = {.prefix = prefix};
+    int error = sw_store_list(w->api->store, &o, &l);
+    for (size_t i = 0; error == 0 && i < l.count; i++) {
+        json_t *obj = NULL;
+        error = sw_api_decode(w->api, w->kind, l.items[i].value, l.items[i].value_len,
+                              l.items[i].mod_rev, &obj);
+        if (error == 0 && selected(w, obj))
+            emit(w, "ADDED", obj);
+        json_decref(obj);
+    }
+    if (error == 0) {
+        int64_t floor;
+        w->progress = l.rev;
+        if (sw_watchcache_seek(w->api->cache, l.rev, &w->cur, &floor) < 0)
+            error = catch_up(w, l.rev);
+    }
+    sw_kv_list_dispose(&l);
+    return error;
+}
+
+static int watcher_start(watcher *w, const sw_request *req)
+{
+    const char *rv = sw_req_query(req, "resourceVersion");
+    const char *sie = sw_req_query(req, "sendInitialEvents");
+    bool initial = false;
+    int64_t rev = 0, floor;
+    if (sie && sw_str_to_bool(sie, &initial) < 0)
+        return sw_error_set(SW_EBADREQUEST, "sendInitialEvents: invalid boolean %s", sie);
+    if (rv && *rv && sw_str_to_i64(rv, &rev) < 0)
+        return sw_error_set(SW_EBADREQUEST, "resourceVersion: invalid value %s", rv);
+    if (!rv || !*rv || rev == 0 || initial) {
+        int error = initial_state(w);
+        if (error == 0 && initial && w->bookmarks)
+            bookmark(w, true);
+        return error;
+    }
+    w->progress = rev;
+    if (rev < sw_store_compacted_revision(w->api->store))
+        return sw_error_set(SW_EGONE, "too old resource version: %lld (%lld)", (long long)rev,
+                            (long long)sw_store_compacted_revision(w->api->store));
+    if (sw_watchcache_seek(w->api->cache, rev, &w->cur, &floor) == 0)
+        return 0;
+    return catch_up(w, rev);
+}
+
+void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    watcher *w = sw_calloc(1, sizeof(*w));
+    const char *ts = sw_req_query(req, "timeoutSeconds");
+    const char *bm = sw_req_query(req, "allowWatchBookmarks");
+    int64_t timeout = 1800;
+    w->api = api;
+    w->kind = rt->kind;
+    w->has_ns = rt->has_ns;
+    sw_strlcpy(w->ns, rt->ns, sizeof(w->ns));
+    sw_buf_init(&w->out, 64u * 1024 * 1024);
+    w->table = sw_table_wanted(req);
+    int error = sw_rest_parse_selectors(rt->kind, req, &w->labels, &w->fields);
+    if (error == 0 && ts && *ts && (sw_str_to_i64(ts, &timeout) < 0 || timeout < 0))
+        error = sw_error_set(SW_EBADREQUEST, "timeoutSeconds: invalid value %s", ts);
+    if (error == 0 && bm && sw_str_to_bool(bm, &w->bookmarks) < 0)
+        error = sw_error_set(SW_EBADREQUEST, "allowWatchBookmarks: invalid boolean %s", bm);
+    if (timeout == 0 || timeout > 3600)
+        timeout = timeout == 0 ? 1800 : 3600;
+    w->deadline_ms = sw_time_mono_ms() + timeout * 1000;
+    w->next_bookmark_ms = sw_time_mono_ms() + BOOKMARK_MS;
+    if (error == 0)
+        error = watcher_start(w, req);
+    if (error == SW_EGONE) {
+        /* As the apiserver does: 200, then one ERROR event carrying the 410 Status. */
+        error_event(w, SW_EGONE, sw_error_msg());
+        w->ended = true;
+    } else if (error < 0) {
+        sw_rest_fail(resp, error, rt);
+        watcher_free(w);
+        return;
+    }
+    resp->status = 200;
+    resp->content_type = w->table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
+                                  : "application/json";
+    resp->stream.next = watcher_next;
+    resp->stream.free = watcher_free;
+    resp->stream.state = w;
+}

@@ -1,0 +1,612 @@
+/* write: the mutating REST verbs — create (generateName, dryRun), update (409 on a stale
+ * resourceVersion), patch (merge, JSON, strategic, server-side apply as upsert+merge), delete
+ * (preconditions, finalizers, namespace termination) — and strict field validation. */
+#include "apiserver/rest.h"
+
+#include "apiserver/names.h"
+#include "apiserver/object.h"
+#include "apiserver/patch.h"
+#include "apiserver/schema.h"
+#include "apiserver/selector.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CAS_RETRIES 8
+
+static bool ctype_is(const sw_request *req, const char *type)
+{
+    const char *ct = req->content_type;
+    size_t n = strlen(type);
+    return ct && !strncmp(ct, type, n) && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* fieldValidation: Strict rejects unknown and duplicate fields; Warn (the default) warns. */
+static int field_validation(const sw_request *req)
+{
+    const char *fv = sw_req_query(req, "fieldValidation");
+    if (fv && !strcmp(fv, "Strict"))
+        return 2;
+    if (fv && !strcmp(fv, "Ignore"))
+        return 0;
+    return 1;
+}
+
+static int check_fields(const sw_request *req, const sw_kind *k, const json_t *obj,
+                        sw_response *resp)
+{
+    int mode = field_validation(req);
+    if (mode == 0)
+        return 0;
+    int error = sw_schema_check(sw_kind_schema(k), obj);
+    if (error < 0 && mode == 1) {
+        sw_strlcpy(resp->warning, sw_error_msg(), sizeof(resp->warning));
+        return 0;
+    }
+    return error;
+}
+
+static int parse_body(const sw_request *req, json_t **out)
+{
+    if (req->content_type && !ctype_is(req, "application/json") &&
+        !ctype_is(req, "application/merge-patch+json") &&
+        !ctype_is(req, "application/json-patch+json") &&
+        !ctype_is(req, "application/strategic-merge-patch+json") &&
+        !ctype_is(req, "application/apply-patch+yaml") && !ctype_is(req, "*/*"))
+        return sw_error_set(SW_EUNSUPPORTED,
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json, application/merge-patch+json, "
+                            "application/json-patch+json, application/strategic-merge-patch+json");
+    if (!req->body_len)
+        return sw_error_set(SW_EBADREQUEST, "the request body is empty");
+    int flags = field_validation(req) == 2 ? SW_JSON_STRICT_DUPLICATES : 0;
+    return sw_json_parse(req->body, req->body_len, SW_JSON_MAX_DEPTH, flags, out);
+}
+
+/* apiVersion/kind must match the URL; absent ones are filled in. */
+static int check_type(const sw_kind *k, json_t *obj)
+{
+    char av[128];
+    sw_kind_api_version(k, av, sizeof(av));
+    if (!json_is_object(obj))
+        return sw_error_set(SW_EBADREQUEST, "the request body must be a JSON object");
+    const char *kind = sw_json_str_at(obj, "kind");
+    const char *ver = sw_json_str_at(obj, "apiVersion");
+    if (kind && *kind && strcmp(kind, k->kind))
+        return sw_error_set(SW_EBADREQUEST,
+                            "the kind in the request body (%.64s) does not match the resource "
+                            "(%s, kind %s)",
+                            kind, k->plural, k->kind);
+    if (ver && *ver && strcmp(ver, av))
+        return sw_error_set(SW_EBADREQUEST,
+                            "the API version in the data (%.64s) does not match the expected API "
+                            "version (%s)",
+                            ver, av);
+    json_object_set_new(obj, "kind", json_string(k->kind));
+    json_object_set_new(obj, "apiVersion", json_string(av));
+    json_t *meta = json_object_get(obj, "metadata");
+    if (meta && !json_is_object(meta))
+        return sw_error_set(SW_EBADREQUEST, "metadata must be an object");
+    return 0;
+}
+
+/* Namespace in the body must match the URL's; it is filled in when absent. */
+static int check_namespace(const sw_route *rt, json_t *obj)
+{
+    if (!rt->kind->namespaced)
+        return 0;
+    json_t *meta = sw_json_obj_path(obj, "metadata");
+    const char *ns = sw_json_str_at(meta, "namespace");
+    if (ns && *ns && strcmp(ns, rt->ns))
+        return sw_error_set(SW_EBADREQUEST,
+                            "the namespace of the provided object does not match the namespace "
+                            "sent on the request");
+    json_object_set_new(meta, "namespace", json_string(rt->ns));
+    return 0;
+}
+
+static int validate_object(sw_api *api, const sw_kind *k, const json_t *obj, const json_t *old)
+{
+    int error = sw_names_check_meta(json_object_get(obj, "metadata"));
+    if (error == 0 && k->validate)
+        error = k->validate(&api->kctx, obj, old);
+    if (error == SW_EBADREQUEST)
+        error = SW_EINVALID;
+    return error;
+}
+
+static void conflict_message(const sw_kind *k, const char *name)
+{
+    char res[160];
+    sw_error_set(SW_ECONFLICT,
+                 "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please "
+                 "apply your changes to the latest version and try again",
+                 sw_rest_resource(k, res, sizeof(res)), name);
+}
+
+/* Create path shared by POST and server-side apply of an absent object. */
+static int create_object(sw_api *api, const sw_request *req, const sw_route *rt, json_t *obj)
+{
+    const sw_kind *k = rt->kind;
+    json_t *meta = sw_json_obj_path(obj, "metadata");
+    const char *name = sw_json_str_at(meta, "name");
+    const char *gen = sw_json_str_at(meta, "generateName");
+    char genbuf[64], key[600];
+    int64_t rev = 0;
+    int error = 0;
+    if ((!name || !*name) && gen && *gen) {
+        sw_names_generate(gen, genbuf, sizeof(genbuf));
+        json_object_set_new(meta, "name", json_string(genbuf));
+        name = genbuf;
+    }
+    error = sw_object_check_name(k, name);
+    if (error == 0 && k->namespaced)
+        error = sw_rest_check_namespace(api, rt->ns, true);
+    if (error < 0)
+        return error;
+    sw_object_init_meta(k, obj);
+    if (k->has_status)
+        json_object_del(obj, "status");
+    if (k->prepare_create && (error = k->prepare_create(&api->kctx, obj)) < 0)
+        return error;
+    if ((error = validate_object(api, k, obj, NULL)) < 0)
+        return error;
+    name = sw_json_str_at(obj, "metadata.name");
+    sw_api_key(k, rt->ns, name, key, sizeof(key));
+    if (!sw_rest_dry_run(req)) {
+        size_t len;
+        char *val = sw_object_encode(obj, &len);
+        error = sw_store_create(api->store, key, val, len, &rev);
+        sw_free(val);
+    }
+    if (error == SW_EEXISTS) {
+        char res[160];
+        return sw_error_set(SW_EEXISTS, "%s \"%s\" already exists",
+                            sw_rest_resource(k, res, sizeof(res)), name);
+    }
+    if (error < 0)
+        return error;
+    if (rev)
+        sw_object_set_rv(obj, rev);
+    if (k->decorate)
+        k->decorate(&api->kctx, obj);
+    return 0;
+}
+
+void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    json_t *obj = NULL;
+    int error = parse_body(req, &obj);
+    if (error == 0)
+        error = check_type(rt->kind, obj);
+    if (error == 0)
+        error = check_fields(req, rt->kind, obj, resp);
+    if (error == 0)
+        error = check_namespace(rt, obj);
+    if (error == 0)
+        error = create_object(api, req, rt, obj);
+    if (error < 0) {
+        const char *name = obj ? sw_json_str_at(obj, "metadata.name") : NULL;
+        sw_response_error(resp, error, sw_error_msg(), rt->kind, name);
+    } else {
+        sw_rest_reply_object(resp, req, rt->kind, 201, obj);
+    }
+    json_decref(obj);
+}
+
+/* Deletes the object outright (no finalizers left). */
+static int remove_object(sw_api *api, const sw_request *req, const char *key, json_t *obj,
+                         int64_t expected)
+{
+    int64_t rev = 0;
+    int error = 0;
+    if (!sw_rest_dry_run(req))
+        error = sw_store_delete(api->store, key, expected, &rev);
+    if (error == 0 && rev)
+        sw_object_set_rv(obj, rev);
+    return error;
+}
+
+static bool finalizers_empty(const json_t *obj)
+{
+    return json_array_size(sw_json_at(obj, "metadata.finalizers")) == 0;
+}
+
+/* Turns the decoded current object `old` plus the client's `obj` into the stored result.
+ * status: a /status write (only .status is taken from obj). */
+static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json_t *old,
+                        bool status)
+{
+    json_t *obj = *objp;
+    int error = 0;
+    if (status) {
+        json_t *next = json_deep_copy(old);
+        json_t *st = json_object_get(obj, "status");
+        if (st)
+            json_object_set(next, "status", st);
+        else
+            json_object_del(next, "status");
+        json_decref(obj);
+        *objp = obj = next;
+        if (k->prepare_status_update)
+            error = k->prepare_status_update(&api->kctx, obj, old);
+        return error;
+    }
+    sw_object_keep_meta(k, obj, old);
+    if (k->has_status) {
+        json_t *st = json_object_get(old, "status");
+        if (st)
+            json_object_set(obj, "status", st);
+        else
+            json_object_del(obj, "status");
+    }
+    if (k->prepare_update && (error = k->prepare_update(&api->kctx, obj, old)) < 0)
+        return error;
+    sw_object_bump_generation(k, obj, old);
+    return 0;
+}
+
+/* The update pipeline on a fetched current version; *objp is replaced by the result. */
+static int update_object(sw_api *api, const sw_request *req, const sw_route *rt, json_t **objp,
+                         const sw_kv *cur, bool status)
+{
+    const sw_kind *k = rt->kind;
+    json_t *old = NULL;
+    char key[600];
+    int64_t rev = 0;
+    int error = sw_api_decode(api, k, cur->value, cur->value_len, cur->mod_rev, &old);
+    if (error < 0)
+        return error;
+    int64_t want = sw_object_rv(*objp);
+    if (want && want != cur->mod_rev) {
+        conflict_message(k, rt->name);
+        error = SW_ECONFLICT;
+        goto done;
+    }
+    if ((error = merge_update(api, k, objp, old, status)) < 0)
+        goto done;
+    if ((error = validate_object(api, k, *objp, old)) < 0)
+        goto done;
+    sw_object_set_rv(*objp, cur->mod_rev);
+    if (k->decorate)
+        k->decorate(&api->kctx, *objp);
+    sw_api_key(k, rt->ns, rt->name, key, sizeof(key));
+    if (sw_json_at(*objp, "metadata.deletionTimestamp") && finalizers_empty(*objp)) {
+        error = remove_object(api, req, key, *objp, cur->mod_rev);
+        goto done;
+    }
+    if (json_equal(*objp, old) || sw_rest_dry_run(req))
+        goto done; /* nothing changed: no write, same resourceVersion */
+    size_t len;
+    char *val = sw_object_encode(*objp, &len);
+    error = sw_store_update(api->store, key, val, len, cur->mod_rev, &rev);
+    sw_free(val);
+    if (error == 0)
+        sw_object_set_rv(*objp, rev);
+done:
+    json_decref(old);
+    return error;
+}
+
+static int fetch(sw_api *api, const sw_route *rt, sw_kv *kv)
+{
+    char key[600];
+    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
+    return sw_store_get(api->store, key, kv);
+}
+
+void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    json_t *body = NULL, *obj = NULL;
+    bool status = !strcmp(rt->sub, "status");
+    int error = parse_body(req, &body);
+    if (error == 0)
+        error = check_type(rt->kind, body);
+    if (error == 0)
+        error = check_fields(req, rt->kind, body, resp);
+    if (error == 0)
+        error = check_namespace(rt, body);
+    const char *bname = body ? sw_json_str_at(body, "metadata.name") : NULL;
+    if (error == 0 && (!bname || strcmp(bname, rt->name)))
+        error = sw_error_set(SW_EBADREQUEST,
+                             "the name of the object (%.253s) does not match the name on the URL "
+                             "(%s)",
+                             bname ? bname : "", rt->name);
+    for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
+        sw_kv cur = {0};
+        json_decref(obj);
+        obj = json_deep_copy(body);
+        error = fetch(api, rt, &cur);
+        if (error == 0)
+            error = update_object(api, req, rt, &obj, &cur, status);
+        bool raced = error == SW_ECONFLICT && !sw_object_rv(body);
+        sw_kv_dispose(&cur);
+        if (!raced)
+            break;
+        error = 0;
+    }
+    if (error == SW_ECONFLICT)
+        conflict_message(rt->kind, rt->name);
+    if (error < 0)
+        sw_rest_fail(resp, error, rt);
+    else
+        sw_rest_reply_object(resp, req, rt->kind, 200, obj);
+    json_decref(body);
+    json_decref(obj);
+}
+
+static int apply_patch(const sw_request *req, const sw_kind *k, const json_t *cur,
+                       const json_t *patch, json_t **out)
+{
+    if (ctype_is(req, "application/json-patch+json"))
+        return sw_patch_json(cur, patch, out);
+    if (!json_is_object(patch))
+        return sw_error_set(SW_EBADREQUEST, "a merge or strategic patch must be a JSON object");
+    if (ctype_is(req, "application/strategic-merge-patch+json"))
+        return sw_patch_strategic(cur, patch, k->smp ? k->smp() : NULL, out);
+    return sw_patch_merge(cur, patch, out);
+}
+
+static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt,
+                      const json_t *patch, json_t **result, sw_response *resp)
+{
+    sw_kv cur = {0};
+    json_t *old = NULL;
+    int error = fetch(api, rt, &cur);
+    if (error == SW_ENOTFOUND && ctype_is(req, "application/apply-patch+yaml")) {
+        /* Server-side apply of an absent object creates it. */
+        *result = json_deep_copy(patch);
+        error = check_type(rt->kind, *result);
+        if (error == 0)
+            error = check_namespace(rt, *result);
+        if (error == 0)
+            error = create_object(api, req, rt, *result);
+        if (error == 0)
+            resp->status = 201;
+        return error;
+    }
+    if (error == 0)
+        error = sw_api_decode(api, rt->kind, cur.value, cur.value_len, cur.mod_rev, &old);
+    if (error == 0)
+        error = apply_patch(req, rt->kind, old, patch, result);
+    if (error == 0)
+        error = check_type(rt->kind, *result);
+    if (error == 0)
+        error = check_fields(req, rt->kind, *result, resp);
+    if (error == 0 && !sw_str_eq(sw_json_str_at(*result, "metadata.name"), rt->name))
+        error = sw_error_set(SW_EBADREQUEST, "metadata.name: the name of a patched object cannot "
+                                             "change");
+    if (error == 0)
+        error = check_namespace(rt, *result);
+    if (error == 0)
+        error = update_object(api, req, rt, result, &cur, !strcmp(rt->sub, "status"));
+    json_decref(old);
+    sw_kv_dispose(&cur);
+    return error;
+}
+
+void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    json_t *patch = NULL, *result = NULL;
+    int error = 0;
+    if (!req->content_type || (!ctype_is(req, "application/json-patch+json") &&
+                               !ctype_is(req, "application/merge-patch+json") &&
+                               !ctype_is(req, "application/strategic-merge-patch+json") &&
+                               !ctype_is(req, "application/apply-patch+yaml")))
+        error = sw_error_set(SW_EUNSUPPORTED,
+                             "the body of the request was in an unknown format - accepted media "
+                             "types include: application/json-patch+json, "
+                             "application/merge-patch+json, application/apply-patch+yaml, "
+                             "application/strategic-merge-patch+json");
+    if (error == 0)
+        error = parse_body(req, &patch);
+    bool pinned = error == 0 && json_is_object(patch) && sw_json_str_at(patch, "metadata.resourceVersion");
+    resp->status = 200;
+    for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
+        json_decref(result);
+        result = NULL;
+        error = patch_once(api, req, rt, patch, &result, resp);
+        if (error != SW_ECONFLICT || pinned)
+            break;
+        error = 0;
+    }
+    if (error == SW_ECONFLICT)
+        conflict_message(rt->kind, rt->name);
+    if (error == SW_EBADREQUEST && sw_str_prefix(sw_error_msg(), "json patch"))
+        error = SW_EINVALID;
+    if (error < 0)
+        sw_rest_fail(resp, error, rt);
+    else
+        sw_rest_reply_object(resp, req, rt->kind, resp->status, result);
+    json_decref(patch);
+    json_decref(result);
+}
+
+typedef struct delete_opts {
+    char uid[64];
+    int64_t rv;
+} delete_opts;
+
+static int parse_delete_opts(const sw_request *req, delete_opts *o)
+{
+    json_t *body = NULL;
+    memset(o, 0, sizeof(*o));
+    if (!req->body_len)
+        return 0;
+    int error = sw_json_parse(req->body, req->body_len, 8, 0, &body);
+    if (error < 0)
+        return error;
+    if (!json_is_object(body)) {
+        json_decref(body);
+        return sw_error_set(SW_EBADREQUEST, "DeleteOptions must be a JSON object");
+    }
+    const char *uid = sw_json_str_at(body, "preconditions.uid");
+    const char *rv = sw_json_str_at(body, "preconditions.resourceVersion");
+    if (uid)
+        sw_strlcpy(o->uid, uid, sizeof(o->uid));
+    if (rv && sw_str_to_i64(rv, &o->rv) < 0)
+        error = sw_error_set(SW_EBADREQUEST, "preconditions.resourceVersion: invalid value %s", rv);
+    json_decref(body);
+    return error;
+}
+
+int sw_rest_delete_namespace_content(sw_api *api, const char *ns);
+
+static int mark_deleting(sw_api *api, const sw_request *req, const sw_route *rt, json_t **objp,
+                         const sw_kv *cur)
+{
+    char now[32];
+    sw_time_format(sw_time_now(), now, sizeof(now));
+    json_t *meta = sw_json_obj_path(*objp, "metadata");
+    if (json_object_get(meta, "deletionTimestamp"))
+        return 0;
+    /* deletionTimestamp is server-owned: write it straight into the stored version. */
+    json_object_set_new(meta, "deletionTimestamp", json_string(now));
+    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+    if (!strcmp(rt->kind->kind, "Namespace"))
+        sw_json_set_path(*objp, "status.phase", json_string("Terminating"));
+    if (sw_rest_dry_run(req))
+        return 0;
+    char key[600];
+    size_t len;
+    int64_t rev;
+    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
+    char *val = sw_object_encode(*objp, &len);
+    int error = sw_store_update(api->store, key, val, len, cur->mod_rev, &rev);
+    sw_free(val);
+    if (error == 0)
+        sw_object_set_rv(*objp, rev);
+    return error;
+}
+
+static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt,
+                       const delete_opts *o, json_t **objp)
+{
+    sw_kv cur = {0};
+    char key[600];
+    int error = fetch(api, rt, &cur);
+    if (error == 0)
+        error = sw_api_decode(api, rt->kind, cur.value, cur.value_len, cur.mod_rev, objp);
+    if (error < 0)
+        goto done;
+    if ((o->uid[0] && !sw_str_eq(o->uid, sw_json_str_at(*objp, "metadata.uid"))) ||
+        (o->rv && o->rv != cur.mod_rev)) {
+        char res[160];
+        error = sw_error_set(SW_ECONFLICT,
+                             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
+                             "UID in precondition: %s, UID in object meta: %s",
+                             sw_rest_resource(rt->kind, res, sizeof(res)), rt->name, o->uid,
+                             sw_json_str_at(*objp, "metadata.uid"));
+        goto done;
+    }
+    bool is_ns = !strcmp(rt->kind->kind, "Namespace");
+    if (!finalizers_empty(*objp) || is_ns)
+        error = mark_deleting(api, req, rt, objp, &cur);
+    if (error < 0 || (!is_ns && !finalizers_empty(*objp)))
+        goto done;
+    if (is_ns && !sw_rest_dry_run(req)) {
+        /* The namespace controller's work, done inline: remove the content, then the namespace. */
+        if ((error = sw_rest_delete_namespace_content(api, rt->name)) < 0)
+            goto done;
+        sw_api_key(rt->kind, NULL, rt->name, key, sizeof(key));
+        int64_t rev;
+        error = sw_store_delete(api->store, key, 0, &rev);
+        goto done;
+    }
+    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
+    error = remove_object(api, req, key, *objp, cur.mod_rev);
+done:
+    sw_kv_dispose(&cur);
+    return error;
+}
+
+void sw_rest_delete(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
+{
+    delete_opts o;
+    json_t *obj = NULL;
+    int error = parse_delete_opts(req, &o);
+    const char *rvq = sw_req_query(req, "preconditions.resourceVersion");
+    if (error == 0 && rvq && sw_str_to_i64(rvq, &o.rv) < 0)
+        error = sw_error_set(SW_EBADREQUEST, "invalid resourceVersion precondition");
+    for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
+        json_decref(obj);
+        obj = NULL;
+        error = delete_once(api, req, rt, &o, &obj);
+        if (error != SW_ECONFLICT || o.rv || o.uid[0])
+            break;
+        error = 0;
+    }
+    if (error < 0)
+        sw_rest_fail(resp, error, rt);
+    else
+        sw_rest_reply_object(resp, req, rt->kind, 200, obj);
+    json_decref(obj);
+}
+
+/* Removes every namespaced object in ns (all kinds). */
+int sw_rest_delete_namespace_content(sw_api *api, const char *ns)
+{
+    size_t nk;
+    const sw_kind *const *kinds = sw_kinds_all(&nk);
+    for (size_t i = 0; i < nk; i++) {
+        if (!kinds[i]->namespaced)
+            continue;
+        char prefix[600];
+        sw_kv_list l = {0};
+        sw_api_key(kinds[i], ns, NULL, prefix, sizeof(prefix));
+        sw_store_list_opts o = {.prefix = prefix};
+        int error = sw_store_list(api->store, &o, &l);
+        for (size_t j = 0; error == 0 && j < l.count; j++) {
+            int64_t rev;
+            error = sw_store_delete(api->store, l.items[j].key, 0, &rev);
+            if (error == SW_ENOTFOUND)
+                error = 0;
+        }
+        sw_kv_list_dispose(&l);
+        if (error < 0)
+            return error;
+    }
+    return 0;
+}
+
+void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_route *rt,
+                               sw_response *resp)
+{
+    sw_selector *labels = NULL, *fields = NULL;
+    char prefix[600];
+    sw_kv_list l = {0};
+    int error = sw_rest_parse_selectors(rt->kind, req, &labels, &fields);
+    sw_api_key(rt->kind, rt->has_ns ? rt->ns : NULL, NULL, prefix, sizeof(prefix));
+    sw_store_list_opts o = {.prefix = prefix};
+    if (error == 0)
+        error = sw_store_list(api->store, &o, &l);
+    for (size_t i = 0; error == 0 && i < l.count; i++) {
+        json_t *obj = NULL;
+        int64_t rev;
+        error = sw_api_decode(api, rt->kind, l.items[i].value, l.items[i].value_len,
+                              l.items[i].mod_rev, &obj);
+        if (error == 0 && sw_selector_match_labels(labels, sw_json_at(obj, "metadata.labels")) &&
+            sw_selector_match_fields(fields, obj) && !sw_rest_dry_run(req))
+            error = sw_store_delete(api->store, l.items[i].key, l.items[i].mod_rev, &rev);
+        if (error == SW_ENOTFOUND || error == SW_ECONFLICT)
+            error = 0;
+        json_decref(obj);
+    }
+    if (error < 0) {
+        sw_rest_fail(resp, error, rt);
+    } else {
+        json_t *st = json_pack("{s:s, s:s, s:{}, s:s}", "kind", "Status", "apiVersion", "v1",
+                               "metadata", "status", "Success");
+        sw_response_json(resp, 200, st);
+        json_decref(st);
+    }
+    sw_kv_list_dispose(&l);
+    sw_selector_free(labels);
+    sw_selector_free(fields);
+}

@@ -1,0 +1,238 @@
+/* core: the v1 core kinds the controllers need: Namespace, Secret, ConfigMap, Event, ServiceAccount.
+ * Their strategies are small enough to share a file; each is still its own descriptor. */
+#include "kinds/kind.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Namespace ---- */
+
+static int ns_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
+{
+    json_t *fin = json_array();
+    json_array_append_new(fin, json_string("kubernetes"));
+    sw_json_set_path(obj, "spec.finalizers", fin);
+    sw_json_set_path(obj, "status.phase", json_string("Active"));
+    return 0;
+}
+
+static void ns_status(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "status.phase", out);
+}
+
+static const sw_column ns_columns[] = {
+    {"Status", "string", "The status of the namespace", 0, ns_status},
+};
+
+static const char *const ns_fields[] = {"status.phase", NULL};
+
+const sw_kind sw_kind_namespace = {
+    .group = "", .version = "v1", .kind = "Namespace", .plural = "namespaces",
+    .singular = "namespace", .short_names = {"ns"}, .namespaced = false, .has_status = true,
+    .name_rule = SW_NAME_LABEL,
+    .schema_text = "{\"spec\":{\"finalizers\":[\"string\"]},"
+                   "\"status\":{\"phase\":\"string\",\"conditions\":[\"any\"]}}",
+    .field_selectors = ns_fields, .smp = sw_smp_schema_core,
+    .columns = ns_columns, .ncolumns = 1, .prepare_create = ns_prepare_create,
+};
+
+/* ---- Secret ---- */
+
+/* stringData is write-only: merged into data (base64) and dropped, as the apiserver does. */
+static int secret_fold_string_data(json_t *obj)
+{
+    json_t *sd = json_object_get(obj, "stringData");
+    if (!sd)
+        return 0;
+    if (!json_is_object(sd) && !json_is_null(sd))
+        return sw_error_set(SW_EINVALID, "stringData: Invalid value: must be a map of strings");
+    const char *k;
+    json_t *v;
+    json_object_foreach(sd, k, v) {
+        if (!json_is_string(v))
+            return sw_error_set(SW_EINVALID, "stringData[%s]: Invalid value: must be a string", k);
+        char *enc = sw_base64_encode(json_string_value(v), json_string_length(v));
+        json_object_set_new(sw_json_obj_path(obj, "data"), k, json_string(enc));
+        sw_free(enc);
+    }
+    json_object_del(obj, "stringData");
+    return 0;
+}
+
+static int secret_prepare(const sw_kind_ctx *ctx, json_t *obj)
+{
+    if (!sw_json_str_at(obj, "type"))
+        json_object_set_new(obj, "type", json_string("Opaque"));
+    return secret_fold_string_data(obj);
+}
+
+static int secret_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
+{
+    return secret_prepare(ctx, obj);
+}
+
+static int secret_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    json_t *data = json_object_get(obj, "data");
+    const char *k;
+    json_t *v;
+    if (data && !json_is_object(data) && !json_is_null(data))
+        return sw_error_set(SW_EINVALID, "data: Invalid value: must be a map");
+    json_object_foreach(data, k, v) {
+        unsigned char *dec = NULL;
+        size_t n = 0;
+        if (!json_is_string(v) ||
+            sw_base64_decode(json_string_value(v), json_string_length(v), &dec, &n) < 0)
+            return sw_error_set(SW_EINVALID,
+                                "data[%s]: Invalid value: illegal base64 data in a Secret", k);
+        sw_free(dec);
+    }
+    if (old && !sw_str_eq(sw_json_str_at(obj, "type"), sw_json_str_at(old, "type")))
+        return sw_error_set(SW_EINVALID, "type: Invalid value: field is immutable");
+    return 0;
+}
+
+static void count_data(const json_t *obj, sw_buf *out)
+{
+    size_t n = json_object_size(json_object_get(obj, "data")) +
+               json_object_size(json_object_get(obj, "binaryData"));
+    sw_buf_printf(out, "%zu", n);
+}
+
+static void secret_type(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "type", out);
+}
+
+static const sw_column secret_columns[] = {
+    {"Type", "string", "The type of the secret", 0, secret_type},
+    {"Data", "string", "The number of keys in the secret", 0, count_data},
+};
+
+static const char *const secret_fields[] = {"type", NULL};
+
+const sw_kind sw_kind_secret = {
+    .group = "", .version = "v1", .kind = "Secret", .plural = "secrets", .singular = "secret",
+    .namespaced = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"data\":\"map\",\"stringData\":\"map\",\"type\":\"string\","
+                   "\"immutable\":\"boolean\"}",
+    .field_selectors = secret_fields, .smp = sw_smp_schema_core,
+    .columns = secret_columns, .ncolumns = 2, .prepare_create = secret_prepare,
+    .prepare_update = secret_prepare_update, .validate = secret_validate,
+};
+
+/* ---- ConfigMap ---- */
+
+static const sw_column cm_columns[] = {
+    {"Data", "string", "The number of keys in the config map", 0, count_data},
+};
+
+const sw_kind sw_kind_configmap = {
+    .group = "", .version = "v1", .kind = "ConfigMap", .plural = "configmaps",
+    .singular = "configmap", .short_names = {"cm"}, .namespaced = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"data\":\"map\",\"binaryData\":\"map\",\"immutable\":\"boolean\"}",
+    .smp = sw_smp_schema_core, .columns = cm_columns, .ncolumns = 1,
+};
+
+/* ---- Event ---- */
+
+static void ev_last_seen(const json_t *obj, sw_buf *out)
+{
+    const char *t = sw_json_str_at(obj, "lastTimestamp");
+    if (!t || !*t)
+        t = sw_json_str_at(obj, "eventTime");
+    if (!t || !*t)
+        t = sw_json_str_at(obj, "metadata.creationTimestamp");
+    int64_t secs;
+    char age[32];
+    if (!t || sw_time_parse(t, &secs) < 0) {
+        sw_buf_puts(out, "<unknown>");
+        return;
+    }
+    sw_time_human(sw_time_now() - secs, age, sizeof(age));
+    sw_buf_puts(out, age);
+}
+
+static void ev_type(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "type", out);
+}
+
+static void ev_reason(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "reason", out);
+}
+
+static void ev_object(const json_t *obj, sw_buf *out)
+{
+    const char *kind = sw_json_str_at(obj, "involvedObject.kind");
+    const char *name = sw_json_str_at(obj, "involvedObject.name");
+    char lower[64];
+    size_t i = 0;
+    for (; kind && kind[i] && i < sizeof(lower) - 1; i++)
+        lower[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z' ? kind[i] + 32 : kind[i]);
+    lower[i] = '\0';
+    sw_buf_printf(out, "%s/%s", lower, name ? name : "");
+}
+
+static void ev_message(const json_t *obj, sw_buf *out)
+{
+    const char *m = sw_json_str_at(obj, "message");
+    sw_buf_puts(out, m ? m : "");
+}
+
+static const sw_column ev_columns[] = {
+    {"Last Seen", "string", "Time of the last occurrence", 0, ev_last_seen},
+    {"Type", "string", "Normal or Warning", 0, ev_type},
+    {"Reason", "string", "Why the event happened", 0, ev_reason},
+    {"Object", "string", "The object the event is about", 0, ev_object},
+    {"Message", "string", "What happened", 0, ev_message},
+};
+
+static const char *const ev_fields[] = {
+    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL};
+
+const sw_kind sw_kind_event = {
+    .group = "", .version = "v1", .kind = "Event", .plural = "events", .singular = "event",
+    .short_names = {"ev"}, .namespaced = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text =
+        "{\"involvedObject\":{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\","
+        "\"uid\":\"string\",\"apiVersion\":\"string\",\"resourceVersion\":\"string\","
+        "\"fieldPath\":\"string\"},\"reason\":\"string\",\"message\":\"string\","
+        "\"source\":{\"component\":\"string\",\"host\":\"string\"},"
+        "\"firstTimestamp\":\"string\",\"lastTimestamp\":\"string\",\"count\":\"integer\","
+        "\"type\":\"string\",\"eventTime\":\"string\",\"series\":\"any\",\"action\":\"string\","
+        "\"related\":\"any\",\"reportingComponent\":\"string\",\"reportingInstance\":\"string\"}",
+    .field_selectors = ev_fields, .smp = sw_smp_schema_core, .columns = ev_columns,
+    .ncolumns = 5,
+};
+
+/* ---- ServiceAccount ---- */
+
+static void sa_secrets(const json_t *obj, sw_buf *out)
+{
+    sw_buf_printf(out, "%zu", json_array_size(json_object_get(obj, "secrets")));
+}
+
+static const sw_column sa_columns[] = {
+    {"Secrets", "string", "The number of secrets", 0, sa_secrets},
+};
+
+const sw_kind sw_kind_serviceaccount = {
+    .group = "", .version = "v1", .kind = "ServiceAccount", .plural = "serviceaccounts",
+    .singular = "serviceaccount", .short_names = {"sa"}, .namespaced = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"secrets\":[\"any\"],\"imagePullSecrets\":[{\"name\":\"string\"}],"
+                   "\"automountServiceAccountToken\":\"boolean\"}",
+    .smp = sw_smp_schema_core, .columns = sa_columns, .ncolumns = 1,
+};

@@ -1,0 +1,26 @@
+/* image: image.openshift.io/v1 Image, cluster-scoped, named by its manifest digest. */
+#include "kinds/kind.h"
+
+static void image_ref(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "dockerImageReference", out);
+}
+
+static const sw_column image_columns[] = {
+    {"Image Reference", "string", "The pull spec of the image", 0, image_ref},
+};
+
+const sw_kind sw_kind_image = {
+    .group = "image.openshift.io", .version = "v1", .kind = "Image", .plural = "images",
+    .singular = "image", .namespaced = false, .name_rule = SW_NAME_PATH_SEGMENT,
+    .schema_text =
+        "{\"dockerImageReference\":\"string\",\"dockerImageMetadata\":\"any\","
+        "\"dockerImageMetadataVersion\":\"string\",\"dockerImageManifest\":\"string\","
+        "\"dockerImageLayers\":[{\"name\":\"string\",\"size\":\"integer\","
+        "\"mediaType\":\"string\"}],\"signatures\":[\"any\"],"
+        "\"dockerImageSignatures\":[\"string\"],\"dockerImageManifestMediaType\":\"string\","
+        "\"dockerImageConfig\":\"string\",\"dockerImageManifests\":[{\"digest\":\"string\","
+        "\"mediaType\":\"string\",\"manifestSize\":\"integer\",\"architecture\":\"string\","
+        "\"os\":\"string\",\"variant\":\"string\"}]}",
+    .columns = image_columns, .ncolumns = 1,
+};

@@ -1,0 +1,74 @@
+/* kind: the descriptor of one API kind (group, version, names, scope, subresources, strict schema,
+ * merge keys, table columns) and its strategy callbacks. The REST layer is generic over these;
+ * everything kind-specific lives in the kind's own file in src/kinds/. Adding a kind = one file
+ * plus one line in kinds.c. */
+#ifndef SW_KIND_H
+#define SW_KIND_H
+
+#include "apiserver/patch.h"
+#include "util/buf.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+typedef struct sw_schema sw_schema;
+
+/* What a strategy may consult: server-wide settings. */
+typedef struct sw_kind_ctx {
+    const char *image_registry; /* --image-registry HOST:PORT or "" */
+} sw_kind_ctx;
+
+typedef struct sw_column {
+    const char *name;
+    const char *type; /* "string", "integer", "date", ... */
+    const char *description;
+    int priority;     /* >0: only with -o wide */
+    /* Appends the cell text for obj. */
+    void (*cell)(const json_t *obj, sw_buf *out);
+} sw_column;
+
+enum { SW_NAME_SUBDOMAIN = 0, SW_NAME_LABEL = 1, SW_NAME_PATH_SEGMENT = 2 };
+
+typedef struct sw_kind {
+    const char *group; /* "" for the core group */
+    const char *version;
+    const char *kind;
+    const char *plural;
+    const char *singular;
+    const char *short_names[4];
+    const char *categories[2];
+    bool namespaced;
+    bool has_status;      /* has a status subresource; main-resource writes keep old status */
+    bool spec_generation; /* metadata.generation starts at 1 and bumps on non-metadata change */
+    int name_rule;        /* SW_NAME_* */
+    const char *schema_text;              /* strict schema (see apiserver/schema.h) */
+    const char *const *field_selectors;   /* extra selectable fields, NULL-terminated */
+    const sw_smp_schema *(*smp)(void);    /* strategic merge keys; NULL: merge semantics */
+    const sw_column *columns;             /* extra table columns between Name and Age */
+    size_t ncolumns;
+
+    /* Strategy; every callback may be NULL. Errors are SW_E* codes with sw_error_set. */
+    int (*prepare_create)(const sw_kind_ctx *ctx, json_t *obj);
+    /* Main-resource update (spec); generation was already bumped by the generic rule. */
+    int (*prepare_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
+    /* Status update: obj is old with the new status copied in. */
+    int (*prepare_status_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
+    /* old is NULL on create. */
+    int (*validate)(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old);
+    /* Adds computed fields on every read (never stored). */
+    void (*decorate)(const sw_kind_ctx *ctx, json_t *obj);
+} sw_kind;
+
+/* The registered kinds, in discovery order. */
+const sw_kind *const *sw_kinds_all(size_t *count);
+const sw_kind *sw_kinds_find(const char *group, const char *version, const char *plural);
+const sw_kind *sw_kinds_find_kind(const char *group, const char *kind);
+/* "apps/v1" or "v1" into buf. */
+const char *sw_kind_api_version(const sw_kind *k, char *buf, size_t n);
+/* The parsed strict schema (parsed once, lazily; NULL when the kind has none). */
+const sw_schema *sw_kind_schema(const sw_kind *k);
+
+/* Table cell helpers shared by kinds. */
+void sw_column_str(const json_t *obj, const char *path, sw_buf *out);
+
+#endif

@@ -1,0 +1,81 @@
+/* kinds: the one table of registered kinds, lookups over it, and helpers shared by kind files. */
+#include "kinds/kind.h"
+
+#include "apiserver/schema.h"
+#include "util/json.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_kind_event,
+    sw_kind_serviceaccount, sw_kind_lease, sw_kind_imagestream, sw_kind_image;
+
+static const sw_kind *const table[] = {
+    &sw_kind_namespace, &sw_kind_secret,      &sw_kind_configmap,   &sw_kind_event,
+    &sw_kind_serviceaccount, &sw_kind_lease,  &sw_kind_imagestream, &sw_kind_image,
+};
+#define NKINDS (sizeof(table) / sizeof(table[0]))
+
+static const sw_schema *schemas[NKINDS];
+static pthread_once_t schemas_once = PTHREAD_ONCE_INIT;
+
+static void parse_schemas(void)
+{
+    for (size_t i = 0; i < NKINDS; i++) {
+        sw_schema *s = NULL;
+        if (table[i]->schema_text && sw_schema_parse(table[i]->schema_text, &s) < 0) {
+            fprintf(stderr, "slipway: fatal: schema of %s does not parse\n", table[i]->kind);
+            abort();
+        }
+        schemas[i] = s;
+    }
+}
+
+const sw_kind *const *sw_kinds_all(size_t *count)
+{
+    *count = NKINDS;
+    return table;
+}
+
+const sw_kind *sw_kinds_find(const char *group, const char *version, const char *plural)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (!strcmp(table[i]->group, group) && !strcmp(table[i]->plural, plural) &&
+            (!version || !strcmp(table[i]->version, version)))
+            return table[i];
+    return NULL;
+}
+
+const sw_kind *sw_kinds_find_kind(const char *group, const char *kind)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (!strcmp(table[i]->group, group) && !strcmp(table[i]->kind, kind))
+            return table[i];
+    return NULL;
+}
+
+const char *sw_kind_api_version(const sw_kind *k, char *buf, size_t n)
+{
+    if (k->group[0])
+        snprintf(buf, n, "%s/%s", k->group, k->version);
+    else
+        snprintf(buf, n, "%s", k->version);
+    return buf;
+}
+
+const sw_schema *sw_kind_schema(const sw_kind *k)
+{
+    pthread_once(&schemas_once, parse_schemas);
+    for (size_t i = 0; i < NKINDS; i++)
+        if (table[i] == k)
+            return schemas[i];
+    return NULL;
+}
+
+void sw_column_str(const json_t *obj, const char *path, sw_buf *out)
+{
+    const char *s = sw_json_str_at(obj, path);
+    sw_buf_puts(out, s && *s ? s : "<none>");
+}
