@@ -14,6 +14,8 @@
 #include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -184,6 +186,15 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+/* libmicrohttpd's own messages (TLS handshake failures of probing clients and the like). */
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    sw_log(SW_LOG_INFO, "http: %s", line);
+}
+
 static void *compactor_main(void *arg)
 {
     sw_apiserver *s = arg;
@@ -231,13 +242,14 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
             (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
             MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
             MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert,
-            MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_END);
+            MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
+            NULL, MHD_OPTION_END);
     else
         s->daemon = MHD_start_daemon(
             flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
             MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u,
             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-            MHD_OPTION_END);
+            MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL, MHD_OPTION_END);
     if (!s->daemon) {
         int e = errno;
         pthread_mutex_destroy(&s->mu);

@@ -1,0 +1,241 @@
+/* Unit tests for the ImageStream strategy: OpenShift's spec-tag generation rules
+ * (openshift-api.md §1.3), reference tags, AddTagEventToImageStream, validation, decoration. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kinds/imagestream.h"
+#include "util/error.h"
+#include "util/json.h"
+
+#include <string.h>
+
+static const sw_kind_ctx ctx = {.image_registry = "registry.local:5000"};
+
+static json_t *load(const char *text)
+{
+    json_t *j = NULL;
+    assert_int_equal(sw_json_parse(text, strlen(text), 64, 0, &j), 0);
+    return j;
+}
+
+static int64_t tag_gen(const json_t *is, const char *tag)
+{
+    int64_t g = -1;
+    sw_json_int_at(sw_imagestream_spec_tag(is, tag), "generation", &g);
+    return g;
+}
+
+#define STREAM                                                                                     \
+    "{\"metadata\":{\"name\":\"ruby\",\"namespace\":\"ns\",\"generation\":1},\"spec\":{\"tags\":[" \
+    "{\"name\":\"2.7\",\"from\":{\"kind\":\"DockerImage\",\"name\":\"ruby:2.7\"}},"                \
+    "{\"name\":\"old\",\"from\":{\"kind\":\"DockerImage\",\"name\":\"ruby:2.5\"},"                 \
+    "\"reference\":true}]}}"
+
+static void test_create_sets_generation_one(void **state)
+{
+    json_t *is = load(STREAM);
+    assert_int_equal(sw_kind_imagestream.prepare_create(&ctx, is), 0);
+    assert_int_equal(tag_gen(is, "2.7"), 1);
+    assert_int_equal(tag_gen(is, "old"), 1);
+    assert_string_equal(sw_json_str_at(sw_imagestream_spec_tag(is, "2.7"), "referencePolicy.type"),
+                        "Source");
+    /* A DockerImage reference tag gets its status event at once, without an image. */
+    json_t *st = sw_imagestream_status_tag(is, "old");
+    assert_non_null(st);
+    json_t *head = json_array_get(json_object_get(st, "items"), 0);
+    assert_string_equal(sw_json_str_at(head, "dockerImageReference"), "ruby:2.5");
+    assert_string_equal(sw_json_str_at(head, "image"), "");
+    assert_null(sw_imagestream_status_tag(is, "2.7"));
+    json_decref(is);
+}
+
+static json_t *updated(const json_t *old, void (*edit)(json_t *))
+{
+    json_t *is = json_deep_copy(old);
+    edit(is);
+    assert_int_equal(sw_kind_imagestream.prepare_update(&ctx, is, old), 0);
+    return is;
+}
+
+static void edit_user_generation(json_t *is)
+{
+    json_object_set_new(sw_imagestream_spec_tag(is, "2.7"), "generation", json_integer(42));
+}
+
+static void edit_from(json_t *is)
+{
+    sw_json_set_path(sw_imagestream_spec_tag(is, "2.7"), "from.name", json_string("ruby:2.7.8"));
+}
+
+static void edit_scheduled(json_t *is)
+{
+    sw_json_set_path(sw_imagestream_spec_tag(is, "2.7"), "importPolicy.scheduled", json_true());
+}
+
+static void edit_reset(json_t *is)
+{
+    json_object_set_new(sw_imagestream_spec_tag(is, "old"), "generation", json_integer(0));
+}
+
+static void edit_add_tag(json_t *is)
+{
+    json_array_append_new(sw_json_at(is, "spec.tags"),
+                          json_pack("{s:s, s:{s:s, s:s}}", "name", "3.0", "from", "kind",
+                                    "DockerImage", "name", "ruby:3.0"));
+}
+
+static void test_update_rules(void **state)
+{
+    json_t *old = load(STREAM);
+    sw_kind_imagestream.prepare_create(&ctx, old);
+
+    /* A user-set non-zero generation is replaced by the stored one: nothing changed. */
+    json_t *a = updated(old, edit_user_generation);
+    assert_int_equal(tag_gen(a, "2.7"), 1);
+    assert_true(json_equal(sw_json_at(a, "spec"), sw_json_at(old, "spec")));
+
+    /* Changing from.name bumps that tag to the new stream generation only. */
+    json_t *b = updated(old, edit_from);
+    assert_int_equal(tag_gen(b, "2.7"), 2);
+    assert_int_equal(tag_gen(b, "old"), 1);
+
+    /* Toggling scheduled does not bump the tag generation. */
+    json_t *c = updated(old, edit_scheduled);
+    assert_int_equal(tag_gen(c, "2.7"), 1);
+
+    /* generation 0 requests a re-import: it becomes the new stream generation. */
+    json_t *d = updated(old, edit_reset);
+    assert_int_equal(tag_gen(d, "old"), 2);
+    assert_int_equal(tag_gen(d, "2.7"), 1);
+
+    /* A new tag gets the new stream generation. */
+    json_t *e = updated(old, edit_add_tag);
+    assert_int_equal(tag_gen(e, "3.0"), 2);
+    assert_int_equal(tag_gen(e, "2.7"), 1);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(d);
+    json_decref(e);
+    json_decref(old);
+}
+
+static void test_add_tag_event(void **state)
+{
+    json_t *is = load("{\"metadata\":{\"name\":\"s\"}}");
+    json_t *ev1 = json_pack("{s:s, s:s, s:I}", "dockerImageReference", "r@sha256:a", "image",
+                            "sha256:a", "generation", (json_int_t)1);
+    assert_true(sw_imagestream_add_tag_event(is, "t", ev1));
+    /* Identical event: no change. */
+    assert_false(sw_imagestream_add_tag_event(is, "t", ev1));
+    /* Same ref and image, new generation: only the generation changes, no new item. */
+    json_t *ev2 = json_pack("{s:s, s:s, s:I}", "dockerImageReference", "r@sha256:a", "image",
+                            "sha256:a", "generation", (json_int_t)2);
+    assert_true(sw_imagestream_add_tag_event(is, "t", ev2));
+    json_t *items = json_object_get(sw_imagestream_status_tag(is, "t"), "items");
+    assert_int_equal(json_array_size(items), 1);
+    /* Both differ: a new event is prepended (history newest first). */
+    json_t *ev3 = json_pack("{s:s, s:s, s:I}", "dockerImageReference", "r@sha256:b", "image",
+                            "sha256:b", "generation", (json_int_t)3);
+    assert_true(sw_imagestream_add_tag_event(is, "t", ev3));
+    assert_int_equal(json_array_size(items), 2);
+    assert_string_equal(sw_json_str_at(json_array_get(items, 0), "image"), "sha256:b");
+    json_decref(ev1);
+    json_decref(ev2);
+    json_decref(ev3);
+    json_decref(is);
+}
+
+static void test_same_stream_reference_copies_event(void **state)
+{
+    json_t *old = load(STREAM);
+    sw_kind_imagestream.prepare_create(&ctx, old);
+    json_t *ev = json_pack("{s:s, s:s, s:I}", "dockerImageReference", "r@sha256:c", "image",
+                           "sha256:c", "generation", (json_int_t)1);
+    sw_imagestream_add_tag_event(old, "2.7", ev);
+    json_t *is = json_deep_copy(old);
+    json_array_append_new(sw_json_at(is, "spec.tags"),
+                          json_pack("{s:s, s:{s:s, s:s}}", "name", "latest", "from", "kind",
+                                    "ImageStreamTag", "name", "ruby:2.7"));
+    assert_int_equal(sw_kind_imagestream.prepare_update(&ctx, is, old), 0);
+    json_t *head = json_array_get(
+        json_object_get(sw_imagestream_status_tag(is, "latest"), "items"), 0);
+    assert_non_null(head);
+    assert_string_equal(sw_json_str_at(head, "image"), "sha256:c");
+    json_decref(ev);
+    json_decref(is);
+    json_decref(old);
+}
+
+static void test_status_update_fills_generation(void **state)
+{
+    json_t *is = load(STREAM);
+    sw_kind_imagestream.prepare_create(&ctx, is);
+    json_t *ev = json_pack("{s:s, s:s}", "dockerImageReference", "r@sha256:d", "image",
+                           "sha256:d");
+    sw_imagestream_add_tag_event(is, "2.7", ev);
+    assert_int_equal(sw_kind_imagestream.prepare_status_update(&ctx, is, is), 0);
+    int64_t g = 0;
+    json_t *head = json_array_get(json_object_get(sw_imagestream_status_tag(is, "2.7"), "items"), 0);
+    assert_true(sw_json_int_at(head, "generation", &g));
+    assert_int_equal(g, 1);
+    json_decref(ev);
+    json_decref(is);
+}
+
+static void test_validation(void **state)
+{
+    json_t *bad_kind = load("{\"metadata\":{\"name\":\"s\",\"namespace\":\"n\"},\"spec\":{\"tags\":"
+                            "[{\"name\":\"t\",\"from\":{\"kind\":\"Pod\",\"name\":\"x\"}}]}}");
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, bad_kind, NULL), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "from.kind"));
+    json_t *sched = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"tags\":[{\"name\":\"t\","
+                         "\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"x\"},"
+                         "\"importPolicy\":{\"scheduled\":true}}]}}");
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, sched, NULL), SW_EINVALID);
+    json_t *dup = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"tags\":[{\"name\":\"t\"},"
+                       "{\"name\":\"t\"}]}}");
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, dup, NULL), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "Duplicate"));
+    json_t *repo = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"dockerImageRepository\":"
+                        "\"quay.io/a/b:tag\"}}");
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, repo, NULL), SW_EINVALID);
+    json_t *ok = load(STREAM);
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, ok, NULL), 0);
+    json_decref(bad_kind);
+    json_decref(sched);
+    json_decref(dup);
+    json_decref(repo);
+    json_decref(ok);
+}
+
+static void test_decorate_repository(void **state)
+{
+    json_t *is = load(STREAM);
+    sw_kind_imagestream.decorate(&ctx, is);
+    assert_string_equal(sw_json_str_at(is, "status.dockerImageRepository"),
+                        "registry.local:5000/ns/ruby");
+    json_decref(is);
+    sw_kind_ctx none = {.image_registry = ""};
+    is = load(STREAM);
+    sw_kind_imagestream.decorate(&none, is);
+    assert_null(sw_json_str_at(is, "status.dockerImageRepository"));
+    json_decref(is);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_sets_generation_one),
+        cmocka_unit_test(test_update_rules),
+        cmocka_unit_test(test_add_tag_event),
+        cmocka_unit_test(test_same_stream_reference_copies_event),
+        cmocka_unit_test(test_status_update_fills_generation),
+        cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_decorate_repository),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
