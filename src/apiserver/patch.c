@@ -74,7 +74,7 @@ static int merge_obj(json_t *t, const json_t *p, int depth)
     if (depth > SW_PATCH_MAX_DEPTH)
         return sw_error_set(SW_EINVALID, "merge patch: nesting deeper than %d levels",
                             SW_PATCH_MAX_DEPTH);
-    json_object_foreach (sw_patch__mut(p), key, pv) {
+    json_object_foreach(sw_patch__mut(p), key, pv) {
         int error = merge_member(t, key, pv, depth);
         if (error < 0)
             return error;
@@ -234,9 +234,9 @@ static const struct {
     bool value; /* needs "value" */
     bool from;  /* needs "from" */
 } jp_kinds[] = {
-    {"add", JP_ADD, true, false},      {"remove", JP_REMOVE, false, false},
+    {"add", JP_ADD, true, false},         {"remove", JP_REMOVE, false, false},
     {"replace", JP_REPLACE, true, false}, {"move", JP_MOVE, false, true},
-    {"copy", JP_COPY, false, true},    {"test", JP_TEST, true, false},
+    {"copy", JP_COPY, false, true},       {"test", JP_TEST, true, false},
 };
 
 typedef struct jp_op {
@@ -251,7 +251,7 @@ typedef struct jp_op {
 
 /* Where a pointer leads: the container and slot, and the value there (NULL when absent). */
 typedef struct jp_loc {
-    json_t *parent; /* object or array holding the slot; NULL for the whole document */
+    json_t *parent;  /* object or array holding the slot; NULL for the whole document */
     const char *key; /* last token */
     size_t idx;      /* slot index when parent is an array */
     json_t *child;   /* current value in the slot, NULL if none */
@@ -360,6 +360,40 @@ static int jp_replace(json_t **root, const jp_op *op)
     return error < 0 ? op_fail(op, op->path, "cannot be set") : 0;
 }
 
+/* JSON equality as RFC 6902 "test" means it: numbers compare by value (1 equals 1.0). */
+static bool jp_equal(const json_t *a, const json_t *b, int depth)
+{
+    const char *key;
+    json_t *av;
+    size_t i;
+    if (depth > SW_PATCH_MAX_DEPTH)
+        return false;
+    if (json_is_integer(a) && json_is_integer(b))
+        return json_integer_value(a) == json_integer_value(b);
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    if (json_is_object(a) && json_is_object(b)) {
+        if (json_object_size(a) != json_object_size(b))
+            return false;
+        json_object_foreach(sw_patch__mut(a), key, av) {
+            const json_t *bv = json_object_get(b, key);
+            if (!bv || !jp_equal(av, bv, depth + 1))
+                return false;
+        }
+        return true;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return false;
+        json_array_foreach(a, i, av) {
+            if (!jp_equal(av, json_array_get(b, i), depth + 1))
+                return false;
+        }
+        return true;
+    }
+    return json_equal(a, b);
+}
+
 static int jp_test(json_t *root, const jp_op *op)
 {
     jp_loc loc;
@@ -368,7 +402,7 @@ static int jp_test(json_t *root, const jp_op *op)
         return error;
     if (!loc.child)
         return op_fail(op, op->path, "not found");
-    if (!json_equal(loc.child, op->value))
+    if (!jp_equal(loc.child, op->value, 0))
         return op_fail(op, op->path, "failed the test: the value differs");
     return 0;
 }
@@ -403,14 +437,14 @@ static size_t approx_size(const json_t *v, size_t limit, int depth)
     if (json_is_string(v))
         total += json_string_length(v);
     if (json_is_object(v)) {
-        json_object_foreach (sw_patch__mut(v), key, child) {
+        json_object_foreach(sw_patch__mut(v), key, child) {
             total += strlen(key) + approx_size(child, limit, depth + 1);
             if (total >= limit)
                 return limit;
         }
     }
     if (json_is_array(v)) {
-        json_array_foreach (v, i, child) {
+        json_array_foreach(v, i, child) {
             total += approx_size(child, limit, depth + 1);
             if (total >= limit)
                 return limit;

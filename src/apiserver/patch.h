@@ -2,7 +2,8 @@
  * RFC 7386 JSON merge patch, RFC 6902 JSON patch and Kubernetes strategic merge patch (SMP),
  * plus the SMP merge-key schema of the built-in kinds slipway serves. Inputs are untrusted:
  * every function bounds its recursion and work, never modifies its inputs, and on failure
- * returns SW_EINVALID with a one-line message and leaves *out untouched. See docs/internals/patch.md. */
+ * returns SW_EINVALID with a one-line message and leaves *out untouched. See
+ * docs/internals/patch.md. */
 #ifndef SW_PATCH_H
 #define SW_PATCH_H
 
@@ -26,12 +27,11 @@ int sw_patch_merge(const json_t *doc, const json_t *patch, json_t **out);
  * why) for malformed ops, missing paths, failed test. Returns a new document (caller owns). */
 int sw_patch_json(const json_t *doc, const json_t *patch, json_t **out);
 
-/* Strategic merge patch schema: which lists merge by key, and which lists are sets of primitives. */
+/* Strategic merge patch schema: which lists merge by key, and which are sets of primitives. */
 typedef struct sw_smp_list_rule {
-    const char *path;      /* dotted path of the list field with list levels written as "[]",
-                              e.g. "spec.template.spec.containers",
+    const char *path;      /* dotted path of the list field, list levels written as "[]", e.g.
                               "spec.template.spec.containers[].env", "metadata.finalizers" */
-    const char *merge_key; /* "name", "containerPort", "uid", ...; NULL for a merged primitive set */
+    const char *merge_key; /* "name", "containerPort", "uid"...; NULL for a primitive set */
 } sw_smp_list_rule;
 
 typedef struct sw_smp_schema {

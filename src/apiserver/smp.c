@@ -89,7 +89,12 @@ static const sw_smp_list_rule *rule_for_member(smp_ctx *c, const char *key)
 static int smp_fail(const smp_ctx *c, const char *why, const char *detail)
 {
     char shown[SW_PATCH_SHOW_MAX + 4], where[SW_PATCH_SHOW_MAX + 4];
-    sw_patch__show(where, sizeof(where), c->path.len ? c->path.s : "the top level");
+    if (!c->path.over) {
+        sw_patch__show(where, sizeof(where), c->path.len ? c->path.s : "the top level");
+    } else { /* the path did not fit in the buffer: say it goes on */
+        sw_patch__show(where, sizeof(where) - 3, c->path.s);
+        memcpy(where + strlen(where), "...", 4);
+    }
     if (!detail)
         return sw_error_set(SW_EINVALID, "strategic merge patch: %s in %s", why, where);
     return sw_error_set(SW_EINVALID, "strategic merge patch: %s \"%s\" in %s", why,
@@ -174,7 +179,7 @@ static int idx_build(json_t *idx, const json_t *list, const char *merge_key)
 {
     size_t i;
     json_t *e;
-    json_array_foreach (list, i, e) {
+    json_array_foreach(list, i, e) {
         const json_t *id = elem_id(e, merge_key);
         int error = id ? idx_put(idx, id, (long long)i) : 0;
         if (error < 0)
@@ -190,7 +195,7 @@ static int list_remove_matching(json_t *list, const json_t *drop, const char *me
     size_t i;
     json_t *e;
     int error = 0;
-    json_array_foreach (list, i, e) {
+    json_array_foreach(list, i, e) {
         const json_t *id = elem_id(e, merge_key);
         long long pos = -1;
         if (id) {
@@ -216,9 +221,10 @@ static bool is_string_array(const json_t *a)
     json_t *e;
     if (!json_is_array(a))
         return false;
-    json_array_foreach (a, i, e)
+    json_array_foreach(a, i, e) {
         if (!json_is_string(e))
             return false;
+    }
     return true;
 }
 
@@ -245,7 +251,7 @@ static int map_directives(const smp_ctx *c, const json_t *p, enum smp_mode *mode
     const char *key;
     json_t *v;
     *mode = MODE_MERGE;
-    json_object_foreach (sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v) {
         int error = 0;
         if (key[0] != '$')
             continue;
@@ -254,8 +260,7 @@ static int map_directives(const smp_ctx *c, const json_t *p, enum smp_mode *mode
         } else if (strcmp(key, DIR_RETAIN) == 0) {
             if (!is_string_array(v))
                 error = smp_fail(c, "$retainKeys must be a list of strings", NULL);
-        } else if ((strncmp(key, DIR_ORDER, strlen(DIR_ORDER)) == 0 &&
-                    key[strlen(DIR_ORDER)]) ||
+        } else if ((strncmp(key, DIR_ORDER, strlen(DIR_ORDER)) == 0 && key[strlen(DIR_ORDER)]) ||
                    (strncmp(key, DIR_DELPRIM, strlen(DIR_DELPRIM)) == 0 &&
                     key[strlen(DIR_DELPRIM)])) {
             if (!json_is_array(v))
@@ -274,7 +279,7 @@ static int apply_prim_deletes(json_t *t, const json_t *p)
 {
     const char *key;
     json_t *v;
-    json_object_foreach (sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v) {
         if (strncmp(key, DIR_DELPRIM, strlen(DIR_DELPRIM)) != 0)
             continue;
         json_t *list = json_object_get(t, key + strlen(DIR_DELPRIM));
@@ -297,7 +302,7 @@ static int order_snapshot(smp_ctx *c, const json_t *t, const json_t *p, json_t *
 {
     const char *key;
     json_t *v;
-    json_object_foreach (sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v) {
         if (strncmp(key, DIR_ORDER, strlen(DIR_ORDER)) != 0)
             continue;
         const char *name = key + strlen(DIR_ORDER);
@@ -340,7 +345,7 @@ static int order_classify(const json_t *list, const json_t *oidx, const json_t *
     size_t i;
     json_t *e;
     *nn = *nr = 0;
-    json_array_foreach (list, i, e) {
+    json_array_foreach(list, i, e) {
         ord_item it = {e, -1, -1, i};
         const json_t *id = elem_id(e, merge_key);
         int error = id ? idx_get(oidx, id, &it.ord) : 0;
@@ -366,7 +371,7 @@ static int order_list(json_t *list, const json_t *order, const json_t *snap, con
     size_t k;
     json_t *o;
     int error = 0;
-    json_array_foreach (order, k, o) {
+    json_array_foreach(order, k, o) {
         const json_t *id = elem_id(o, mk);
         error = id ? idx_put(oidx, id, (long long)k) : 0;
         if (error < 0)
@@ -396,7 +401,7 @@ static int apply_orders(smp_ctx *c, json_t *t, const json_t *p, const json_t *sn
 {
     const char *key;
     json_t *v;
-    json_object_foreach (sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v) {
         if (strncmp(key, DIR_ORDER, strlen(DIR_ORDER)) != 0)
             continue;
         const char *name = key + strlen(DIR_ORDER);
@@ -423,11 +428,13 @@ static void apply_retain(json_t *t, const json_t *p)
     if (!keys)
         return;
     keep = json_object();
-    json_array_foreach (keys, i, e)
+    json_array_foreach(keys, i, e) {
         json_object_set_new(keep, json_string_value(e), json_true());
-    json_object_foreach_safe (t, tmp, key, v)
+    }
+    json_object_foreach_safe(t, tmp, key, v) {
         if (!json_object_get(keep, key))
             json_object_del(t, key);
+    }
     json_decref(keep);
 }
 
@@ -522,7 +529,7 @@ static int smp_map(smp_ctx *c, json_t *t, const json_t *p, int depth, bool *dele
         error = order_snapshot(c, t, p, snaps);
     if (error < 0)
         goto done;
-    json_object_foreach (sw_patch__mut(p), key, pv) {
+    json_object_foreach(sw_patch__mut(p), key, pv) {
         if (key[0] == '$')
             continue;
         error = merge_member(c, t, key, pv, depth);
@@ -547,13 +554,13 @@ static int elem_mode(const smp_ctx *c, const json_t *e, enum smp_mode *mode)
 }
 
 /* First pass over a patch list: finds {"$patch":"replace"} and collects the keyed deletions. */
-static int list_scan(const smp_ctx *c, const json_t *p, const sw_smp_list_rule *rule,
-                     bool *replace, json_t *drop)
+static int list_scan(const smp_ctx *c, const json_t *p, const sw_smp_list_rule *rule, bool *replace,
+                     json_t *drop)
 {
     size_t i;
     json_t *e;
     *replace = false;
-    json_array_foreach (p, i, e) {
+    json_array_foreach(p, i, e) {
         enum smp_mode mode;
         int error = elem_mode(c, e, &mode);
         if (error < 0)
@@ -602,8 +609,7 @@ static int list_add_one(smp_ctx *c, json_t *t, json_t *idx, const json_t *e,
 }
 
 /* Merges the patch list p into the mutable list t. With no rule the result is p alone. */
-static int smp_list(smp_ctx *c, json_t *t, const json_t *p, const sw_smp_list_rule *rule,
-                    int depth)
+static int smp_list(smp_ctx *c, json_t *t, const json_t *p, const sw_smp_list_rule *rule, int depth)
 {
     json_t *drop = json_object(), *idx = json_object(), *e;
     size_t i, mark = PATH_OVER;
@@ -625,7 +631,7 @@ static int smp_list(smp_ctx *c, json_t *t, const json_t *p, const sw_smp_list_ru
     if (error < 0)
         goto done;
     mark = path_push(&c->path, "", "[]");
-    json_array_foreach (p, i, e) {
+    json_array_foreach(p, i, e) {
         enum smp_mode mode;
         error = elem_mode(c, e, &mode);
         if (error == 0 && mode == MODE_MERGE)
@@ -666,16 +672,25 @@ done:
 
 /* ---- the schema of the built-in kinds ---- */
 
-#define SMP_META(P) {P "metadata.ownerReferences", "uid"}, {P "metadata.finalizers", NULL}
+#define SMP_META(P)                                                                                \
+    {P "metadata.ownerReferences", "uid"},                                                         \
+    {                                                                                              \
+        P "metadata.finalizers", NULL                                                              \
+    }
 #define SMP_CONTAINERS(P, C)                                                                       \
     {P "." C, "name"}, {P "." C "[].env", "name"}, {P "." C "[].ports", "containerPort"},          \
-        {P "." C "[].volumeMounts", "mountPath"}, {P "." C "[].volumeDevices", "devicePath"}
+        {P "." C "[].volumeMounts", "mountPath"},                                                  \
+    {                                                                                              \
+        P "." C "[].volumeDevices", "devicePath"                                                   \
+    }
 #define SMP_POD_SPEC(P)                                                                            \
     SMP_CONTAINERS(P, "containers"), SMP_CONTAINERS(P, "initContainers"),                          \
         SMP_CONTAINERS(P, "ephemeralContainers"), {P ".volumes", "name"},                          \
         {P ".imagePullSecrets", "name"}, {P ".hostAliases", "ip"},                                 \
         {P ".topologySpreadConstraints", "topologyKey"}, {P ".resourceClaims", "name"},            \
-        {P ".schedulingGates", "name"}
+    {                                                                                              \
+        P ".schedulingGates", "name"                                                               \
+    }
 
 static const sw_smp_list_rule core_rules[] = {
     /* ObjectMeta of every kind, and of the pod and job templates */

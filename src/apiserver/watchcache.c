@@ -36,7 +36,7 @@ static void key_namespace(const sw_kind *k, const char *key, char **ns_out)
 {
     /* /<group>/<plural>/<ns>/<name> */
     const char *p = key;
-    for (int i = 0; i < 3 && p; i++)
+    for (int i = 0; i < 2 && p; i++) /* p ends on the slash before <ns> */
         p = strchr(p + 1, '/');
     if (!k || !k->namespaced || !p) {
         *ns_out = sw_strdup("");

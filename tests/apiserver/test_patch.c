@@ -144,18 +144,19 @@ static void test_patch__json_rfc6902_appendix(void **state)
         {"{\"foo\":\"bar\"}",
          "[{\"op\":\"add\",\"path\":\"/child\",\"value\":{\"grandchild\":{}}}]",
          "{\"foo\":\"bar\",\"child\":{\"grandchild\":{}}}"},
-        {"{\"foo\":\"bar\"}",
-         "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\",\"xyz\":123}]",
+        {"{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\",\"xyz\":123}]",
          "{\"foo\":\"bar\",\"baz\":\"qux\"}"},
         {"{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":10}]",
          "{\"/\":9,\"~1\":10}"},
-        {"{\"foo\":[\"bar\"]}", "[{\"op\":\"add\",\"path\":\"/foo/-\",\"value\":[\"abc\",\"def\"]}]",
+        {"{\"foo\":[\"bar\"]}",
+         "[{\"op\":\"add\",\"path\":\"/foo/-\",\"value\":[\"abc\",\"def\"]}]",
          "{\"foo\":[\"bar\",[\"abc\",\"def\"]]}"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         expect(ALGO_JSON, cases[i][0], cases[i][1], cases[i][2]);
     /* A.9, A.12, A.15 */
-    expect_fail(ALGO_JSON, "{\"baz\":\"qux\"}", "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]",
+    expect_fail(ALGO_JSON, "{\"baz\":\"qux\"}",
+                "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]",
                 "json patch op 0: path \"/baz\" failed the test");
     expect_fail(ALGO_JSON, "{\"foo\":\"bar\"}",
                 "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]",
@@ -183,6 +184,9 @@ static void test_patch__json_escapes_copy_and_root(void **state)
     expect(ALGO_JSON, "{\"a\":{\"b\":1}}", "[{\"op\":\"move\",\"from\":\"/a/b\",\"path\":\"/c\"}]",
            "{\"a\":{},\"c\":1}");
     expect(ALGO_JSON, "{\"a\":1}", "[]", "{\"a\":1}");
+    expect(ALGO_JSON, "{\"a\":[1,{\"b\":2.0}]}",
+           "[{\"op\":\"test\",\"path\":\"/a\",\"value\":[1.0,{\"b\":2}]}]",
+           "{\"a\":[1,{\"b\":2.0}]}");
     expect(ALGO_JSON, "{\"a\":[1,2]}", "[{\"op\":\"add\",\"path\":\"/a/2\",\"value\":3}]",
            "{\"a\":[1,2,3]}");
 }
@@ -220,6 +224,30 @@ static void test_patch__json_errors(void **state)
     expect_fail(ALGO_JSON, doc, "{\"op\":\"add\"}", "must be a JSON array");
 }
 
+/* A long, multi-byte, control-character path is cut to a short, valid UTF-8, one-line message. */
+static void test_patch__json_message_is_short_utf8(void **state)
+{
+    char path[700];
+    size_t n = 0;
+    path[n++] = '/';
+    while (n + 3 < sizeof(path)) {
+        memcpy(path + n, "\xc3\xa9\n", 3);
+        n += 3;
+    }
+    path[n] = '\0';
+    json_t *doc = json_object(), *out = NULL;
+    json_t *patch = json_pack("[{s:s,s:s}]", "op", "remove", "path", path);
+    assert_int_equal(sw_patch_json(doc, patch, &out), SW_EINVALID);
+    const char *msg = sw_error_msg();
+    assert_true(strlen(msg) < 200);
+    assert_null(strchr(msg, '\n'));
+    json_t *as_json = json_string(msg); /* NULL if the message is not valid UTF-8 */
+    assert_non_null(as_json);
+    json_decref(as_json);
+    json_decref(doc);
+    json_decref(patch);
+}
+
 /* Copy ops that double the document every time stop at the copy budget. */
 static void test_patch__json_copy_bomb(void **state)
 {
@@ -228,8 +256,8 @@ static void test_patch__json_copy_bomb(void **state)
     char path[16];
     for (int i = 0; i < 64; i++) {
         snprintf(path, sizeof(path), "/b%d", i);
-        json_array_append_new(patch, json_pack("{s:s,s:s,s:s}", "op", "copy", "from", "",
-                                               "path", path));
+        json_array_append_new(patch,
+                              json_pack("{s:s,s:s,s:s}", "op", "copy", "from", "", "path", path));
     }
     assert_int_equal(sw_patch_json(doc, patch, &out), SW_EINVALID);
     assert_non_null(strstr(sw_error_msg(), "copies exceed"));
@@ -265,32 +293,34 @@ static void test_patch__smp_configmap(void **state)
 /* The body kubectl apply sent (k8s-api-compat.md section 4). */
 static void test_patch__smp_deployment_apply(void **state)
 {
-    expect(ALGO_SMP, DEPLOY,
-           "{\"spec\":{\"replicas\":2,\"strategy\":{\"$retainKeys\":[\"type\"],\"type\":\"Recreate\"},"
-           "\"template\":{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"a\"}],"
-           "\"containers\":[{\"env\":null,\"image\":\"nginx:2\",\"name\":\"a\"},"
-           "{\"$patch\":\"delete\",\"name\":\"b\"}]}}}}",
-           "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
-           "\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},"
-           "\"strategy\":{\"type\":\"Recreate\"},"
-           "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":["
-           "{\"name\":\"a\",\"image\":\"nginx:2\","
-           "\"ports\":[{\"containerPort\":80,\"protocol\":\"TCP\"}]}]}}}}");
+    expect(
+        ALGO_SMP, DEPLOY,
+        "{\"spec\":{\"replicas\":2,\"strategy\":{\"$retainKeys\":[\"type\"],\"type\":\"Recreate\"},"
+        "\"template\":{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"a\"}],"
+        "\"containers\":[{\"env\":null,\"image\":\"nginx:2\",\"name\":\"a\"},"
+        "{\"$patch\":\"delete\",\"name\":\"b\"}]}}}}",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+        "\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},"
+        "\"strategy\":{\"type\":\"Recreate\"},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":["
+        "{\"name\":\"a\",\"image\":\"nginx:2\","
+        "\"ports\":[{\"containerPort\":80,\"protocol\":\"TCP\"}]}]}}}}");
 }
 
 static void test_patch__smp_keyed_lists(void **state)
 {
     /* a new container is appended; existing ones keep their fields */
-    expect(ALGO_SMP, DEPLOY,
-           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}}",
-           "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
-           "\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},"
-           "\"strategy\":{\"type\":\"RollingUpdate\","
-           "\"rollingUpdate\":{\"maxSurge\":\"25%\",\"maxUnavailable\":\"25%\"}},"
-           "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":["
-           "{\"name\":\"a\",\"image\":\"nginx:1\",\"env\":[{\"name\":\"X\",\"value\":\"1\"}],"
-           "\"ports\":[{\"containerPort\":80,\"protocol\":\"TCP\"}]},"
-           "{\"name\":\"b\",\"image\":\"busybox\"},{\"name\":\"c\",\"image\":\"x\"}]}}}}");
+    expect(
+        ALGO_SMP, DEPLOY,
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}}",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+        "\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"d\"}},"
+        "\"strategy\":{\"type\":\"RollingUpdate\","
+        "\"rollingUpdate\":{\"maxSurge\":\"25%\",\"maxUnavailable\":\"25%\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":["
+        "{\"name\":\"a\",\"image\":\"nginx:1\",\"env\":[{\"name\":\"X\",\"value\":\"1\"}],"
+        "\"ports\":[{\"containerPort\":80,\"protocol\":\"TCP\"}]},"
+        "{\"name\":\"b\",\"image\":\"busybox\"},{\"name\":\"c\",\"image\":\"x\"}]}}}}");
     /* env merges by name, ports by containerPort */
     expect(ALGO_SMP,
            "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"a\","
@@ -324,17 +354,19 @@ static void test_patch__smp_keyed_lists(void **state)
 static void test_patch__smp_replace_directive(void **state)
 {
     /* on a map */
-    expect(ALGO_SMP,
-           "{\"spec\":{\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxSurge\":1}}}}",
-           "{\"spec\":{\"strategy\":{\"$patch\":\"replace\",\"type\":\"Recreate\"}}}",
-           "{\"spec\":{\"strategy\":{\"type\":\"Recreate\"}}}");
+    expect(
+        ALGO_SMP,
+        "{\"spec\":{\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxSurge\":1}}}}",
+        "{\"spec\":{\"strategy\":{\"$patch\":\"replace\",\"type\":\"Recreate\"}}}",
+        "{\"spec\":{\"strategy\":{\"type\":\"Recreate\"}}}");
     /* on a keyed list */
-    expect(ALGO_SMP,
-           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"1\"},"
-           "{\"name\":\"b\"}]}}}}",
-           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"$patch\":\"replace\"},"
-           "{\"name\":\"z\",\"image\":\"z\"}]}}}}",
-           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"z\",\"image\":\"z\"}]}}}}");
+    expect(
+        ALGO_SMP,
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"1\"},"
+        "{\"name\":\"b\"}]}}}}",
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"$patch\":\"replace\"},"
+        "{\"name\":\"z\",\"image\":\"z\"}]}}}}",
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"z\",\"image\":\"z\"}]}}}}");
     /* on the whole document */
     expect(ALGO_SMP, "{\"a\":1,\"b\":{\"c\":2}}", "{\"$patch\":\"replace\",\"b\":{\"d\":3}}",
            "{\"b\":{\"d\":3}}");
@@ -382,7 +414,8 @@ static void test_patch__smp_element_order(void **state)
     expect(ALGO_SMP, doc,
            "{\"spec\":{\"template\":{\"spec\":{\"$setElementOrder/containers\":"
            "[{\"name\":\"b\"},{\"name\":\"a\"}]}}}}",
-           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"b\"},{\"name\":\"a\"}]}}}}");
+           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"b\"},{\"name\":\"a\"}]}}"
+           "}}");
     expect(ALGO_SMP, doc,
            "{\"spec\":{\"template\":{\"spec\":{\"$setElementOrder/containers\":"
            "[{\"name\":\"c\"},{\"name\":\"a\"},{\"name\":\"b\"}],"
@@ -401,13 +434,14 @@ static void test_patch__smp_element_order(void **state)
 
 static void test_patch__smp_unruled_list_replaced(void **state)
 {
-    expect(ALGO_SMP,
-           "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"a\"}]}},"
-           "\"tags\":[{\"name\":\"x\"}]}}",
-           "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"b\"}]}},"
-           "\"tags\":[{\"name\":\"y\",\"$patch\":\"merge\"},{\"$patch\":\"delete\",\"name\":\"q\"}]}}",
-           "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"b\"}]}},"
-           "\"tags\":[{\"name\":\"y\"}]}}");
+    expect(
+        ALGO_SMP,
+        "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"a\"}]}},"
+        "\"tags\":[{\"name\":\"x\"}]}}",
+        "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"b\"}]}},"
+        "\"tags\":[{\"name\":\"y\",\"$patch\":\"merge\"},{\"$patch\":\"delete\",\"name\":\"q\"}]}}",
+        "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"key\":\"b\"}]}},"
+        "\"tags\":[{\"name\":\"y\"}]}}");
 }
 
 static void test_patch__smp_errors(void **state)
@@ -438,8 +472,9 @@ static void test_patch__smp_no_schema_is_merge(void **state)
         "\"metadata\":{\"name\":\"ruby\",\"labels\":{\"a\":\"1\"},\"finalizers\":[\"f\"]},"
         "\"spec\":{\"lookupPolicy\":{\"local\":false},"
         "\"tags\":[{\"name\":\"latest\",\"from\":{\"kind\":\"DockerImage\",\"name\":\"r:1\"}}]}}";
-    const char *patch = "{\"metadata\":{\"labels\":{\"a\":null,\"b\":\"2\"},\"finalizers\":[\"g\"]},"
-                        "\"spec\":{\"lookupPolicy\":{\"local\":true},\"tags\":[{\"name\":\"2.7\"}]}}";
+    const char *patch =
+        "{\"metadata\":{\"labels\":{\"a\":null,\"b\":\"2\"},\"finalizers\":[\"g\"]},"
+        "\"spec\":{\"lookupPolicy\":{\"local\":true},\"tags\":[{\"name\":\"2.7\"}]}}";
     const char *want =
         "{\"apiVersion\":\"image.openshift.io/v1\",\"kind\":\"ImageStream\","
         "\"metadata\":{\"name\":\"ruby\",\"labels\":{\"b\":\"2\"},\"finalizers\":[\"g\"]},"
@@ -466,6 +501,32 @@ static void test_patch__deep_nesting(void **state)
     assert_null(out);
     json_decref(patch);
     json_decref(doc);
+}
+
+/* Merge keys longer than the small key buffer, and paths longer than the path buffer (no rule
+ * can match there, so lists are replaced). */
+static void test_patch__smp_long_keys_and_paths(void **state)
+{
+    char big[600];
+    memset(big, 'k', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    json_t *doc = json_pack("{s:[{s:s,s:i}],s:{s:{s:[s]}}}", "secrets", "name", big, "a", 1, big,
+                            "metadata", "finalizers", "x");
+    json_t *patch = json_pack("{s:[{s:s,s:i}],s:{s:{s:[s],s:{s:i}}}}", "secrets", "name", big, "b",
+                              2, big, "metadata", "finalizers", "y", "z", "$bad", 1);
+    json_t *out = NULL;
+    assert_int_equal(sw_patch_strategic(doc, patch, sw_smp_schema_core(), &out), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "unknown directive \"$bad\" in ..."));
+    assert_true(strlen(sw_error_msg()) < 300);
+    json_object_del(json_object_get(json_object_get(patch, big), "metadata"), "z");
+    assert_int_equal(sw_patch_strategic(doc, patch, sw_smp_schema_core(), &out), 0);
+    json_t *want = json_pack("{s:[{s:s,s:i,s:i}],s:{s:{s:[s]}}}", "secrets", "name", big, "a", 1,
+                             "b", 2, big, "metadata", "finalizers", "y");
+    assert_true(json_equal(out, want));
+    json_decref(want);
+    json_decref(out);
+    json_decref(doc);
+    json_decref(patch);
 }
 
 /* Large keyed lists merge in linear time (index, not nested scans). */
@@ -499,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_patch__json_rfc6902_appendix),
         cmocka_unit_test(test_patch__json_escapes_copy_and_root),
         cmocka_unit_test(test_patch__json_errors),
+        cmocka_unit_test(test_patch__json_message_is_short_utf8),
         cmocka_unit_test(test_patch__json_copy_bomb),
         cmocka_unit_test(test_patch__smp_configmap),
         cmocka_unit_test(test_patch__smp_deployment_apply),
@@ -511,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_patch__smp_errors),
         cmocka_unit_test(test_patch__smp_no_schema_is_merge),
         cmocka_unit_test(test_patch__deep_nesting),
+        cmocka_unit_test(test_patch__smp_long_keys_and_paths),
         cmocka_unit_test(test_patch__smp_large_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
