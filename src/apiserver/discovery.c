@@ -53,9 +53,12 @@ static json_t *resource_list(const char *group, const char *version)
         const sw_kind *k = kinds[i];
         if (strcmp(k->group, group) || strcmp(k->version, version))
             continue;
+        size_t nv = 0;
+        while (k->verbs && k->verbs[nv])
+            nv++;
         json_t *r = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", k->plural, "singularName",
                               k->singular, "namespaced", k->namespaced, "kind", k->kind, "verbs",
-                              str_array(verbs, 8));
+                              k->verbs ? str_array(k->verbs, nv) : str_array(verbs, 8));
         json_object_set_new(r, "shortNames", str_array(k->short_names, 4));
         if (k->categories[0])
             json_object_set_new(r, "categories", str_array(k->categories, 2));

@@ -362,7 +362,9 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
                           NULL, NULL);
         return;
     }
-    if (!strcmp(m, "GET") && !rt.has_name && is_watch(req))
+    if (rt.kind->virt)
+        sw_rest_virtual(api, req, &rt, resp);
+    else if (!strcmp(m, "GET") && !rt.has_name && is_watch(req))
         sw_watch_serve(api, req, &rt, resp);
     else if (!strcmp(m, "GET") && rt.has_name)
         rest_get(api, req, &rt, resp);

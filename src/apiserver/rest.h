@@ -37,6 +37,14 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
 void sw_rest_delete(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_route *rt,
                                sw_response *resp);
+/* Parses, type-checks and strict-validates a request body for rt's kind. */
+int sw_rest_read_body(const sw_request *req, const sw_route *rt, sw_response *resp, json_t **out);
+/* The create/update pipelines on an object (namespace/name from its metadata). */
+int sw_rest_create_obj(sw_api *api, const sw_kind *k, json_t *obj, bool dry_run);
+int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status, bool dry_run);
+/* Serves a virtual kind through its sw_virtual_ops. */
+void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+
 void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 
 #endif

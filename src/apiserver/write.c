@@ -263,7 +263,15 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     int error = sw_api_decode(api, k, cur->value, cur->value_len, cur->mod_rev, &old);
     if (error < 0)
         return error;
-    int64_t want = sw_object_rv(*objp);
+    int64_t want = sw_object_rv(*objp), parsed;
+    const char *rvs = sw_json_str_at(*objp, "metadata.resourceVersion");
+    if (rvs && *rvs && (sw_str_to_i64(rvs, &parsed) < 0 || parsed < 0)) {
+        error = sw_error_set(SW_EBADREQUEST,
+                             "metadata.resourceVersion: Invalid value: \"%.64s\": must be an "
+                             "unsigned integer",
+                             rvs);
+        goto done;
+    }
     if (want && want != cur->mod_rev) {
         conflict_message(k, rt->name);
         error = SW_ECONFLICT;
@@ -609,4 +617,75 @@ void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_rout
     sw_kv_list_dispose(&l);
     sw_selector_free(labels);
     sw_selector_free(fields);
+}
+
+/* ---- entry points for virtual kinds (objects.c) ---- */
+
+static const char *dry_run_query(void *conn, const char *key)
+{
+    return conn && !strcmp(key, "dryRun") ? "All" : NULL;
+}
+
+static void internal_request(sw_request *req, bool dry_run)
+{
+    memset(req, 0, sizeof(*req));
+    req->method = "POST";
+    req->path = "";
+    req->query = dry_run_query;
+    req->conn = dry_run ? (void *)1 : NULL;
+}
+
+static void route_of(const sw_kind *k, const json_t *obj, sw_route *rt)
+{
+    memset(rt, 0, sizeof(*rt));
+    rt->kind = k;
+    rt->has_ns = k->namespaced;
+    rt->has_name = true;
+    sw_strlcpy(rt->ns, sw_json_str_at(obj, "metadata.namespace") ?: "", sizeof(rt->ns));
+    sw_strlcpy(rt->name, sw_json_str_at(obj, "metadata.name") ?: "", sizeof(rt->name));
+}
+
+int sw_rest_create_obj(sw_api *api, const sw_kind *k, json_t *obj, bool dry_run)
+{
+    sw_request req;
+    sw_route rt;
+    internal_request(&req, dry_run);
+    route_of(k, obj, &rt);
+    int error = check_type(k, obj);
+    return error < 0 ? error : create_object(api, &req, &rt, obj);
+}
+
+int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status, bool dry_run)
+{
+    sw_request req;
+    sw_route rt;
+    sw_kv cur = {0};
+    internal_request(&req, dry_run);
+    route_of(k, *objp, &rt);
+    int error = check_type(k, *objp);
+    if (error == 0)
+        error = fetch(api, &rt, &cur);
+    if (error == 0)
+        error = update_object(api, &req, &rt, objp, &cur, status);
+    if (error == SW_ECONFLICT)
+        conflict_message(k, rt.name);
+    sw_kv_dispose(&cur);
+    return error;
+}
+
+int sw_rest_read_body(const sw_request *req, const sw_route *rt, sw_response *resp, json_t **out)
+{
+    json_t *obj = NULL;
+    int error = parse_body(req, &obj);
+    if (error == 0)
+        error = check_type(rt->kind, obj);
+    if (error == 0)
+        error = check_fields(req, rt->kind, obj, resp);
+    if (error == 0)
+        error = check_namespace(rt, obj);
+    if (error < 0)
+        json_decref(obj);
+    else
+        *out = obj;
+    return error;
 }

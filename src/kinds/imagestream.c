@@ -129,10 +129,31 @@ static int validate_tag(const json_t *tag, size_t idx)
     return 0;
 }
 
+/* OpenShift's ValidateImageStreamName: the name is one registry repository name component,
+ * [a-z0-9]+(?:[._-][a-z0-9]+)* (so no uppercase, no doubled or trailing separators). */
+static bool repo_component_ok(const char *s)
+{
+    bool need_alnum = true;
+    for (; *s; s++) {
+        if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+            need_alnum = false;
+        else if (!need_alnum && (*s == '.' || *s == '_' || *s == '-'))
+            need_alnum = true;
+        else
+            return false;
+    }
+    return !need_alnum;
+}
+
 static int is_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
     const char *ns = sw_json_str_at(obj, "metadata.namespace");
     const char *name = sw_json_str_at(obj, "metadata.name");
+    if (name && !repo_component_ok(name))
+        return sw_error_set(SW_EINVALID,
+                            "metadata.name: Invalid value: \"%s\": must match "
+                            "\"[a-z0-9]+(?:[._-][a-z0-9]+)*\"",
+                            name);
     if (ns && name && strlen(ns) + 1 + strlen(name) > 255)
         return sw_error_set(SW_EINVALID,
                             "metadata.name: Invalid value: \"%s\": '<namespace>/<name>' cannot be "
@@ -372,3 +393,68 @@ const sw_kind sw_kind_imagestream = {
     .prepare_update = is_prepare_update, .prepare_status_update = is_prepare_status_update,
     .validate = is_validate, .decorate = is_decorate,
 };
+
+/* The tag a same-stream ImageStreamTag reference points at, or NULL. */
+static const char *tracked_tag(const json_t *stream, const json_t *spec_tag)
+{
+    const char *kind = sw_json_str_at(spec_tag, "from.kind");
+    const char *fname = sw_json_str_at(spec_tag, "from.name");
+    const char *fns = sw_json_str_at(spec_tag, "from.namespace");
+    const char *ns = sw_json_str_at(stream, "metadata.namespace");
+    const char *sname = sw_json_str_at(stream, "metadata.name");
+    if (!sw_str_eq(kind, "ImageStreamTag") || !fname || (fns && *fns && !sw_str_eq(fns, ns)))
+        return NULL;
+    const char *colon = strchr(fname, ':');
+    if (!colon)
+        return fname;
+    if (!sname || strlen(sname) != (size_t)(colon - fname) || strncmp(fname, sname, strlen(sname)))
+        return NULL;
+    return colon + 1;
+}
+
+/* UpdateTrackingTags: every spec tag following `tag` in this stream gets its newest event. */
+bool sw_imagestream_update_tracking_tags(json_t *stream, const char *tag)
+{
+    json_t *head = json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
+    bool changed = false;
+    size_t i;
+    json_t *spec;
+    if (!head)
+        return false;
+    json_t *ev = json_deep_copy(head);
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, spec) {
+        const char *name = sw_json_str_at(spec, "name");
+        const char *target = tracked_tag(stream, spec);
+        if (target && name && !strcmp(target, tag) && strcmp(name, tag))
+            changed |= sw_imagestream_add_tag_event(stream, name, ev);
+    }
+    json_decref(ev);
+    return changed;
+}
+
+void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_t *event,
+                              char *out, size_t n)
+{
+    const char *ref = sw_json_str_at(event, "dockerImageReference");
+    const char *image = sw_json_str_at(event, "image");
+    const char *repo = sw_json_str_at(stream, "status.dockerImageRepository");
+    const char *policy = sw_json_str_at(sw_imagestream_spec_tag(stream, tag),
+                                        "referencePolicy.type");
+    if (sw_str_eq(policy, "Local") && repo && *repo && image && *image)
+        snprintf(out, n, "%s@%s", repo, image);
+    else
+        sw_strlcpy(out, ref ? ref : "", n);
+}
+
+int sw_imagestream_split_tag_name(const char *name, char *stream, size_t sn, char *tag, size_t tn)
+{
+    const char *colon = strchr(name, ':');
+    if (!colon || colon == name || !colon[1] || strchr(colon + 1, ':') ||
+        (size_t)(colon - name) >= sn || strlen(colon + 1) >= tn)
+        return sw_error_set(SW_EBADREQUEST,
+                            "\"%.300s\" is not a valid name: must be <stream>:<tag>", name);
+    memcpy(stream, name, (size_t)(colon - name));
+    stream[colon - name] = '\0';
+    sw_strlcpy(tag, colon + 1, tn);
+    return 0;
+}

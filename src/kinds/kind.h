@@ -12,11 +12,43 @@
 #include <stdbool.h>
 
 typedef struct sw_schema sw_schema;
+typedef struct sw_kind sw_kind;
+typedef struct sw_registry sw_registry;
 
 /* What a strategy may consult: server-wide settings. */
 typedef struct sw_kind_ctx {
     const char *image_registry; /* --image-registry HOST:PORT or "" */
+    sw_registry *registry;      /* OCI registry client for imports (NULL: imports unavailable) */
+    const char *const *insecure_registries; /* --insecure-registry HOST:PORT, NULL-terminated */
 } sw_kind_ctx;
+
+/* Access to stored objects for virtual kinds, implemented by the API server. Objects come back
+ * decoded (resourceVersion set, decorated); writes run the stored kind's full strategy. */
+typedef struct sw_objects sw_objects;
+struct sw_objects {
+    int (*get)(sw_objects *o, const sw_kind *k, const char *ns, const char *name, json_t **out);
+    /* Every object of kind k in ns (all namespaces when ns is NULL). */
+    int (*list)(sw_objects *o, const sw_kind *k, const char *ns, json_t **items);
+    int (*create)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
+    /* Compare-and-swap on obj's metadata.resourceVersion (SW_ECONFLICT when stale). */
+    int (*update)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
+    int (*update_status)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
+    int (*del)(sw_objects *o, const sw_kind *k, const char *ns, const char *name);
+    bool dry_run;
+};
+
+/* Handlers of a virtual kind (imagestreamtags, imagestreamimports...): any may be NULL (405). */
+typedef struct sw_virtual_ops {
+    int (*get)(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, const char *name,
+               json_t **out);
+    int (*list)(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, json_t **items);
+    int (*create)(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, json_t *body,
+                  json_t **out);
+    int (*update)(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, const char *name,
+                  json_t *body, json_t **out);
+    int (*del)(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, const char *name,
+               json_t **out);
+} sw_virtual_ops;
 
 typedef struct sw_column {
     const char *name;
@@ -29,7 +61,7 @@ typedef struct sw_column {
 
 enum { SW_NAME_SUBDOMAIN = 0, SW_NAME_LABEL = 1, SW_NAME_PATH_SEGMENT = 2 };
 
-typedef struct sw_kind {
+struct sw_kind {
     const char *group; /* "" for the core group */
     const char *version;
     const char *kind;
@@ -57,7 +89,12 @@ typedef struct sw_kind {
     int (*validate)(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old);
     /* Adds computed fields on every read (never stored). */
     void (*decorate)(const sw_kind_ctx *ctx, json_t *obj);
-} sw_kind;
+
+    /* Virtual kinds are served by these handlers instead of the store; verbs lists what
+     * discovery advertises (NULL: every verb). */
+    const sw_virtual_ops *virt;
+    const char *const *verbs;
+};
 
 /* The registered kinds, in discovery order. */
 const sw_kind *const *sw_kinds_all(size_t *count);
