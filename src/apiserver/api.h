@@ -67,6 +67,10 @@ void sw_response_error(sw_response *resp, int code, const char *message, const s
 /* Builds the Status object for an error (used in watch ERROR events too). New reference. */
 json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, const char *name);
 
+/* Store access for code outside a request (notification worker, embedded controllers). */
+sw_objects *sw_api_objects_new(sw_api *api);
+void sw_api_objects_free(sw_objects *o);
+
 /* Handlers; each fills resp. */
 void sw_discovery_handle(sw_api *api, const sw_request *req, sw_response *resp);
 void sw_openapi_handle(sw_api *api, const sw_request *req, sw_response *resp);

@@ -149,7 +149,12 @@ int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
         return sw_error_set(SW_ENOTFOUND, "namespaces \"%s\" not found", ns);
     if (error < 0)
         return error;
-    bool terminating = creating && strstr(kv.value, "\"deletionTimestamp\"") != NULL;
+    json_t *obj = NULL;
+    bool terminating = false;
+    if (creating && sw_api_decode(api, &sw_kind_namespace, kv.value, kv.value_len, kv.mod_rev,
+                                  &obj) == 0)
+        terminating = sw_json_at(obj, "metadata.deletionTimestamp") != NULL;
+    json_decref(obj);
     sw_kv_dispose(&kv);
     if (terminating)
         return sw_error_set(SW_EFORBIDDEN,

@@ -167,3 +167,15 @@ void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_
     json_decref(body);
     json_decref(out);
 }
+
+sw_objects *sw_api_objects_new(sw_api *api)
+{
+    api_objects *ao = sw_calloc(1, sizeof(*ao));
+    objects_init(ao, api, false);
+    return &ao->base;
+}
+
+void sw_api_objects_free(sw_objects *o)
+{
+    sw_free(o);
+}

@@ -1,0 +1,229 @@
+# lib.sh: shared helpers for the end-to-end tests (sourced, never run).
+# sw_start_server starts `$SLIPWAY server` on a free 127.0.0.1 port in a temporary data dir, waits
+# for /readyz and exports KUBECONFIG; an EXIT trap stops the server and its helpers and removes
+# the directory on every exit path. fail/expect_* print what was expected and what came, plus the
+# tail of the server log, and exit non-zero. sw_finish stops the server cleanly and checks its
+# exit status and log for sanitizer reports.
+# shellcheck shell=bash disable=SC2034 # SW_* variables are read by the sourcing scripts
+
+set -u
+set -o pipefail
+
+: "${SLIPWAY:?SLIPWAY must name the slipway binary}"
+SW_TESTS=${SW_TESTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+SW_FIXTURES=$SW_TESTS/e2e/fixtures
+SW_NAME=$(basename "$0" .sh)
+
+SW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/slipway-$SW_NAME.XXXXXX")
+SW_DIR=$SW_TMP/data
+SW_LOG=$SW_TMP/server.log
+SW_PID=
+SW_PORT=
+SW_URL=
+SW_TOKEN=
+SW_BG_PIDS=()
+SW_CHECKS=0
+export KUBECACHEDIR=$SW_TMP/kube-cache # no discovery cache shared with other runs
+export HOME=$SW_TMP                    # kubectl writes nothing into the real home
+
+sw_log_tail()
+{
+    if [ -n "$SW_LOG" ] && [ -f "$SW_LOG" ]; then
+        echo "---- last 40 lines of the server log ($SW_LOG) ----" >&2
+        tail -n 40 "$SW_LOG" >&2
+        echo "----" >&2
+    fi
+}
+
+# fail MESSAGE...: reports a failed check and exits 1 (the trap cleans up).
+fail()
+{
+    echo "FAIL [$SW_NAME]: $*" >&2
+    sw_log_tail
+    exit 1
+}
+
+pass()
+{
+    SW_CHECKS=$((SW_CHECKS + 1))
+    echo "ok: $*"
+}
+
+sw_cleanup()
+{
+    local rc=$?
+    local p
+    for p in "${SW_BG_PIDS[@]}"; do
+        kill "$p" 2>/dev/null
+    done
+    if [ -n "$SW_PID" ] && kill -0 "$SW_PID" 2>/dev/null; then
+        kill "$SW_PID" 2>/dev/null
+        for _ in $(seq 50); do
+            kill -0 "$SW_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$SW_PID" 2>/dev/null
+        wait "$SW_PID" 2>/dev/null
+    fi
+    if [ "$rc" -ne 0 ] && [ -n "${SW_KEEP_TMP:-}" ]; then
+        echo "kept $SW_TMP" >&2
+    else
+        rm -rf "$SW_TMP"
+    fi
+    exit "$rc"
+}
+trap sw_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq()
+{
+    [ "$2" = "$3" ] || fail "$1: expected [$2], got [$3]"
+    pass "$1"
+}
+
+# expect_contains WHAT NEEDLE HAYSTACK (fixed string)
+expect_contains()
+{
+    case "$3" in
+    *"$2"*) pass "$1" ;;
+    *) fail "$1: expected output containing [$2], got:
+$3" ;;
+    esac
+}
+
+# expect_not_contains WHAT NEEDLE HAYSTACK
+expect_not_contains()
+{
+    case "$3" in
+    *"$2"*) fail "$1: expected no [$2] in output, got:
+$3" ;;
+    *) pass "$1" ;;
+    esac
+}
+
+# expect_match WHAT ERE HAYSTACK: some line of HAYSTACK matches the extended regex.
+expect_match()
+{
+    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: expected a line matching /$2/, got:
+$3"
+    pass "$1"
+}
+
+# run CMD...: runs CMD, keeping stdout+stderr in OUT and the exit status in RC.
+run()
+{
+    OUT=$("$@" 2>&1)
+    RC=$?
+}
+
+# expect_ok WHAT CMD...: CMD must succeed; its output is left in OUT.
+expect_ok()
+{
+    local what=$1
+    shift
+    run "$@"
+    [ "$RC" -eq 0 ] || fail "$what: expected success from [$*], got exit $RC:
+$OUT"
+    pass "$what"
+}
+
+# expect_fails WHAT NEEDLE CMD...: CMD must fail and print NEEDLE; its output is left in OUT.
+expect_fails()
+{
+    local what=$1 needle=$2
+    shift 2
+    run "$@"
+    [ "$RC" -ne 0 ] || fail "$what: expected [$*] to fail, it succeeded:
+$OUT"
+    expect_contains "$what" "$needle" "$OUT"
+}
+
+# kc ARGS...: kubectl against the test server, with a bounded request time.
+kc()
+{
+    kubectl --request-timeout=30s "$@"
+}
+
+# sw_bg CMD...: starts CMD in the background; the EXIT trap kills it if still running.
+sw_bg()
+{
+    "$@" &
+    SW_BG_PIDS+=($!)
+}
+
+# sw_bg_stop: ends every command sw_bg started.
+sw_bg_stop()
+{
+    local p
+    for p in "${SW_BG_PIDS[@]}"; do
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    SW_BG_PIDS=()
+}
+
+sw_port_busy()
+{
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# sw_start_server [EXTRA SERVER FLAGS...]: sets SW_PORT, SW_URL, SW_TOKEN and KUBECONFIG.
+sw_start_server()
+{
+    local attempt port
+    mkdir -p "$SW_DIR"
+    for attempt in 1 2 3 4 5; do
+        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        sw_port_busy "$port" && continue
+        "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$port" --v=2 "$@" \
+            >>"$SW_LOG" 2>&1 </dev/null &
+        SW_PID=$!
+        SW_PORT=$port
+        SW_URL=https://127.0.0.1:$port
+        for _ in $(seq 150); do
+            if curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" 2>/dev/null |
+                grep -qx 200; then
+                break
+            fi
+            kill -0 "$SW_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$SW_PID" 2>/dev/null && [ -f "$SW_DIR/admin.kubeconfig" ]; then
+            export KUBECONFIG=$SW_DIR/admin.kubeconfig
+            SW_TOKEN=$(awk '$1 == "token:" {print $2}' "$KUBECONFIG")
+            [ -n "$SW_TOKEN" ] || fail "no token in $KUBECONFIG"
+            echo "server pid $SW_PID on $SW_URL (attempt $attempt)"
+            return 0
+        fi
+        if kill -0 "$SW_PID" 2>/dev/null; then
+            fail "server on port $port never answered /readyz with 200"
+        fi
+        wait "$SW_PID" 2>/dev/null
+        SW_PID=
+        grep -qi "address already in use" "$SW_LOG" || fail "server exited during start"
+    done
+    fail "could not find a free port for the server"
+}
+
+# sw_finish: /readyz still 200, then SIGTERM; the server must exit 0 with a clean log.
+sw_finish()
+{
+    local code rc
+    code=$(curl -sk --max-time 5 -o /dev/null -w '%{http_code}' "$SW_URL/readyz")
+    expect_eq "server still ready at the end" 200 "$code"
+    kill -TERM "$SW_PID"
+    for _ in $(seq 100); do
+        kill -0 "$SW_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$SW_PID" 2>/dev/null && fail "server did not exit within 10 s of SIGTERM"
+    wait "$SW_PID"
+    rc=$?
+    SW_PID=
+    grep -En "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error|Sanitizer" "$SW_LOG" >&2 &&
+        fail "sanitizer report in the server log"
+    pass "no sanitizer report in the server log"
+    expect_eq "server exit status after SIGTERM" 0 "$rc"
+    echo "PASS [$SW_NAME]: $SW_CHECKS checks"
+}
