@@ -319,6 +319,47 @@ int sw_schema_check(const sw_schema *schema, const json_t *obj)
     return error;
 }
 
+/* ---- pruning ---- */
+
+static size_t prune_node(const json_t *schema, json_t *v, int depth);
+
+static size_t prune_struct(const json_t *schema, json_t *v, int depth)
+{
+    size_t removed = 0;
+    const char *key;
+    json_t *child;
+    void *tmp;
+    json_object_foreach_safe(v, tmp, key, child) {
+        const json_t *field = json_object_get(schema, key);
+        if (!field) {
+            json_object_del(v, key);
+            removed++;
+        } else {
+            removed += prune_node(field, child, depth + 1);
+        }
+    }
+    return removed;
+}
+
+static size_t prune_node(const json_t *schema, json_t *v, int depth)
+{
+    size_t removed = 0, i;
+    json_t *e;
+    if (depth > SW_JSON_MAX_DEPTH * 2)
+        return 0;
+    if (json_is_array(schema) && json_is_array(v)) {
+        json_array_foreach(v, i, e) removed += prune_node(json_array_get(schema, 0), e, depth + 1);
+    } else if (json_is_object(schema) && json_is_object(v)) {
+        removed = prune_struct(schema, v, depth);
+    }
+    return removed;
+}
+
+size_t sw_schema_prune(const sw_schema *schema, json_t *obj)
+{
+    return schema && json_is_object(obj) ? prune_struct(schema->root, obj, 0) : 0;
+}
+
 /* ---- OpenAPI v3 ---- */
 
 static json_t *openapi_type(const char *type, const char *format)

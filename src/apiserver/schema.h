@@ -33,6 +33,9 @@ int sw_schema_check(const sw_schema *schema, const json_t *obj);
 json_t *sw_schema_openapi(const sw_schema *schema, const char *group, const char *version,
                           const char *kind);
 
+/* Drops every field the schema does not know (what decoding into a typed struct does when
+ * fieldValidation is Warn or Ignore); returns how many were dropped. */
+size_t sw_schema_prune(const sw_schema *schema, json_t *obj);
 void sw_schema_free(sw_schema *schema);
 
 #endif

@@ -1,9 +1,11 @@
 /* server: libmicrohttpd front end, auth, dispatch, health and compaction (see server.h). */
 #include "apiserver/server.h"
 
+#include "apiserver/protobuf.h"
 #include "apiserver/watchcache.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/str.h"
 #include "util/time.h"
@@ -68,6 +70,21 @@ static void stream_free(void *cls)
     sw_free(st);
 }
 
+/* Warning: 299 - "<text>", the text as an RFC 7230 quoted-string: client-go drops a warning
+ * whose inner quotes are not escaped. CR and LF become spaces. */
+static void warning_value(const char *text, char *out, size_t n)
+{
+    size_t o = sw_strlcpy(out, "299 - \"", n);
+    for (; *text && o + 3 < n; text++) {
+        char c = *text == '\n' || *text == '\r' ? ' ' : *text;
+        if (c == '"' || c == '\\')
+            out[o++] = '\\';
+        out[o++] = c;
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, sw_response *resp)
 {
     struct MHD_Response *r;
@@ -87,11 +104,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, sw_response *r
     MHD_add_response_header(r, "Content-Type", resp->content_type);
     MHD_add_response_header(r, "Cache-Control", "no-cache, private");
     if (resp->warning[0]) {
-        char w[400];
-        snprintf(w, sizeof(w), "299 - \"%s\"", resp->warning);
-        for (char *p = w; *p; p++)
-            if (*p == '\n' || *p == '\r')
-                *p = ' ';
+        char w[600];
+        warning_value(resp->warning, w, sizeof(w));
         MHD_add_response_header(r, "Warning", w);
     }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
@@ -106,9 +120,35 @@ static void health(sw_response *resp)
     sw_buf_puts(&resp->body, "ok");
 }
 
+/* Typed clients send built-in kinds as protobuf (k8s\0 + runtime.Unknown). Such a body is
+ * decoded to the JSON the client would have sent (*json_out, sw_malloc'd) and the request then
+ * reads as application/json. Other content types are left alone. Returns 0, or a negative code
+ * with the 400/415 already in resp. */
+static int protobuf_to_json(sw_request *req, char **json_out, sw_response *resp)
+{
+    json_t *obj = NULL;
+    if (!req->content_type || !sw_str_prefix(req->content_type, SW_PROTOBUF_MEDIA_TYPE))
+        return 0;
+    if (!req->body_len) {
+        req->content_type = NULL;
+        return 0;
+    }
+    int error = sw_protobuf_decode(req->body, req->body_len, &obj);
+    if (error < 0) {
+        sw_response_error(resp, error, sw_error_msg(), NULL, NULL);
+        return error;
+    }
+    *json_out = sw_json_dumps(obj, &req->body_len);
+    req->body = *json_out;
+    req->content_type = "application/json";
+    json_decref(obj);
+    return 0;
+}
+
 static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
                      const char *url, conn_ctx *cc, sw_response *resp)
 {
+    char *pb_json = NULL;
     sw_request req = {
         .method = method,
         .path = url,
@@ -126,13 +166,8 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
                           NULL, NULL);
     } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
         health(resp);
-    } else if (req.content_type && sw_str_prefix(req.content_type, "application/vnd.kubernetes.protobuf")) {
-        sw_response_error(resp, SW_EUNSUPPORTED,
-                          "the body of the request was in an unknown format - accepted media "
-                          "types include: application/json, application/merge-patch+json, "
-                          "application/json-patch+json, application/strategic-merge-patch+json "
-                          "(protobuf request bodies are not supported)",
-                          NULL, NULL);
+    } else if (protobuf_to_json(&req, &pb_json, resp) < 0) {
+        /* resp holds the 400 or 415 */
     } else if (sw_openapi_matches(url)) {
         sw_openapi_handle(s->api, &req, resp);
     } else if (sw_discovery_matches(url)) {
@@ -140,6 +175,7 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     } else {
         sw_rest_handle(s->api, &req, resp);
     }
+    sw_free(pb_json);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,

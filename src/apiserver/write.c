@@ -38,15 +38,18 @@ static int field_validation(const sw_request *req)
     return 1;
 }
 
-static int check_fields(const sw_request *req, const sw_kind *k, const json_t *obj,
+static int check_fields(const sw_request *req, const sw_kind *k, json_t *obj,
                         sw_response *resp)
 {
     int mode = field_validation(req);
-    if (mode == 0)
-        return 0;
+    static const char strict_prefix[] = "strict decoding error: ";
     int error = sw_schema_check(sw_kind_schema(k), obj);
-    if (error < 0 && mode == 1) {
-        sw_strlcpy(resp->warning, sw_error_msg(), sizeof(resp->warning));
+    if (error < 0 && mode != 2 && sw_str_prefix(sw_error_msg(), strict_prefix)) {
+        /* Unknown fields: Strict fails; Warn warns; both Warn and Ignore drop them. */
+        if (mode == 1)
+            sw_strlcpy(resp->warning, sw_error_msg() + strlen(strict_prefix),
+                       sizeof(resp->warning));
+        sw_schema_prune(sw_kind_schema(k), obj);
         return 0;
     }
     return error;
