@@ -1,0 +1,66 @@
+/* informer: list + watch of one resource into a local cache keyed "namespace/name" (or "name"
+ * for cluster-scoped objects), like client-go's shared informer. It lists, watches from the
+ * list's resourceVersion, re-watches when a watch ends, re-lists (with backoff) after 410 Gone
+ * or a failed stream and delivers only the differences, follows bookmarks, and resyncs
+ * periodically. Handlers run on the informer's own thread. See docs/internals/client.md. */
+#ifndef SW_CLIENT_INFORMER_H
+#define SW_CLIENT_INFORMER_H
+
+#include "client/rest.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct sw_informer sw_informer;
+
+/* Handlers get borrowed objects (json_incref to keep them). Cached objects are shared with
+ * every reader and must never be modified: json_deep_copy before changing one. Any handler may
+ * be NULL. A handler may call sw_informer_get/list but not stop or free the informer. */
+typedef struct sw_informer_handlers {
+    void (*on_add)(json_t *obj, void *payload);
+    /* Also called at resync with old == obj. */
+    void (*on_update)(json_t *old, json_t *obj, void *payload);
+    /* obj is the last state known (from the DELETED event, or the cache after a re-list). */
+    void (*on_delete)(json_t *obj, void *payload);
+    void *payload;
+} sw_informer_handlers;
+
+typedef struct sw_informer_opts {
+    const char *ns;             /* NULL: all namespaces */
+    const char *label_selector; /* or NULL */
+    const char *field_selector; /* or NULL */
+    int resync_ms;              /* re-deliver every cached object as an update; 0: never */
+    int watch_timeout_s;        /* per watch request; 0: 300 */
+    int backoff_initial_ms;     /* first retry delay after a failure; 0: 200 */
+    int backoff_max_ms;         /* retry delay cap; 0: 30000 */
+} sw_informer_opts;
+
+/* Copies r, opts and handlers; c must outlive the informer. Nothing runs until start. */
+int sw_informer_new(sw_informer **out, sw_client *c, const sw_resource *r,
+                    const sw_informer_opts *opts, const sw_informer_handlers *h);
+/* Starts the informer's thread. */
+int sw_informer_start(sw_informer *inf);
+/* Stops the thread (cancelling its watch) and waits for it; the cache stays readable. */
+void sw_informer_stop(sw_informer *inf);
+/* Stops if needed, then frees. */
+void sw_informer_free(sw_informer *inf);
+
+/* True once the first list has been applied to the cache. */
+bool sw_informer_has_synced(sw_informer *inf);
+/* Waits up to timeout_ms for has_synced; returns 0 or SW_ETIMEOUT. */
+int sw_informer_wait_synced(sw_informer *inf, int timeout_ms);
+
+/* The cached object for key as a new reference, or NULL. Thread-safe. */
+json_t *sw_informer_get(sw_informer *inf, const char *key);
+/* A new array holding (references to) every cached object. Thread-safe. */
+json_t *sw_informer_list(sw_informer *inf);
+size_t sw_informer_size(sw_informer *inf);
+/* The resourceVersion the next watch starts from (copied into out), "" before the first list. */
+void sw_informer_resource_version(sw_informer *inf, char *out, size_t n);
+
+/* client-go's MetaNamespaceKeyFunc: "ns/name", or "name" without a namespace. sw_malloc'd,
+ * NULL when the object has no metadata.name. */
+char *sw_informer_key(const json_t *obj);
+
+#endif
