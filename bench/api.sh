@@ -5,6 +5,7 @@
 # table with each slipway/etcd ratio and the issue-2 targets, and cleans up on any exit.
 # Knobs (environment): BENCH_SECS (timed phase per throughput figure, default 10),
 # BENCH_OBJECTS (default 10000), BENCH_KEEP=1 (keep the temp dir and logs),
+# BENCH_SLIPWAY_TLS=1 (slipway over HTTPS instead of plain HTTP like etcd's gateway),
 # SLIPWAY, LOADGEN, ETCD (binaries). See bench/README.md.
 set -euo pipefail
 
@@ -15,14 +16,18 @@ LOADGEN=${LOADGEN:-$BUILD/sw-loadgen}
 ETCD=${ETCD:-etcd}
 SECS=${BENCH_SECS:-10}
 OBJECTS=${BENCH_OBJECTS:-10000}
-UPDATE_SET=1024   # objects the update workers cycle over
+UPDATE_SET=$((OBJECTS < 1024 ? OBJECTS : 1024))   # objects the update workers cycle over
 WATCHERS=100
 WATCH_WRITES=500
 WATCH_RATE=100    # writes/s during the watch test
 START_TIMEOUT=60
+TLS=${BENCH_SLIPWAY_TLS:-0}
 
 TMP=$(mktemp -d /tmp/slipway-bench.XXXXXX)
-PIDS=()
+PIDS=()   # servers we started
+CHILD=    # the loadgen running right now
+LINE=     # its result line
+TLSA=()   # see tls_args
 declare -A R=()   # R[target.figure] = value
 
 log() { printf '%s\n' "$*" >&2; }
@@ -44,6 +49,11 @@ stop_pid() {
 
 cleanup() {
     local pid
+    if [[ -n $CHILD ]]; then
+        kill -TERM "$CHILD" 2>/dev/null
+        # interrupted during `sw-loadgen start`: the server it forked is not in PIDS yet
+        pid=$(kv "$(cat "$TMP/line" 2>/dev/null)" pid) && PIDS+=("$pid")
+    fi
     for pid in "${PIDS[@]}"; do
         stop_pid "$pid"
     done
@@ -104,20 +114,45 @@ server_cmd() {
             --log-level warn --logger zap
     else
         printf '%s\n' "$SLIPWAY" server --data-dir "${DATA[$t]}" \
-            --listen "127.0.0.1:$client" --insecure-anonymous --store-sync full
+            --listen "127.0.0.1:$client" --insecure-anonymous --store-sync full --no-controllers
+        [[ $TLS == 1 ]] || printf '%s\n' --plain-http
     fi
 }
 
+# tls_args T: sets TLSA to loadgen's flag for slipway's self-signed serving certificate.
+tls_args() {
+    TLSA=()
+    if [[ $1 == slipway && $TLS == 1 ]]; then TLSA=(--insecure-tls); fi
+}
+
+# run_bg OUT CMD...: runs CMD in the background with stdout to OUT and waits for it, so a
+# signal reaches our traps at once (bash defers traps while a foreground child runs). Job
+# control (set -m in main) puts each such child and the server it may fork in a process group
+# of its own: Ctrl-C reaches only this shell, whose trap then stops everything by pid.
+run_bg() {
+    local out=$1 rc=0
+    shift
+    "$@" >"$out" &
+    CHILD=$!
+    wait "$CHILD" || rc=$?
+    CHILD=
+    return $rc
+}
+
 # start_server T: launches T, records its pid and sets START_MS (fork to ready). Fails if it is
-# not ready in time. Not for $(...): the pid must land in this shell.
+# not ready in time.
 start_server() {
     local t=$1 line cmd
     START_MS=n/a
     mapfile -t cmd < <(server_cmd "$t")
-    if ! line=$("$LOADGEN" start --target "$t" --url "${URL[$t]}" --timeout "$START_TIMEOUT" \
-        -- "${cmd[@]}" 2>>"$TMP/$t.log"); then
+    tls_args "$t"
+    if ! run_bg "$TMP/line" "$LOADGEN" start --target "$t" --url "${URL[$t]}" "${TLSA[@]}" \
+        --timeout "$START_TIMEOUT" -- "${cmd[@]}" 2>>"$TMP/$t.log"; then
+        : >"$TMP/line"
         return 1
     fi
+    line=$(<"$TMP/line")
+    : >"$TMP/line" # cleanup() reads a pid from it after an interrupted start
     PID[$t]=$(kv "$line" pid)
     PIDS+=("${PID[$t]}")
     if [[ $t == slipway && -f ${DATA[$t]}/admin.kubeconfig ]]; then
@@ -132,18 +167,21 @@ stop_server() {
     forget_pid "${PID[$1]}"
 }
 
-# lg T MODE ARGS...: one loadgen run; echoes its result line (also to stderr as progress).
+# lg T MODE ARGS...: one loadgen run; its result line lands in LINE (and on stderr as progress).
 lg() {
-    local t=$1 mode=$2 line rc=0
+    local t=$1 mode=$2 rc=0 auth=()
     shift 2
-    local auth=()
     [[ -n ${TOKEN[$t]:-} ]] && auth=(--token "${TOKEN[$t]}")
-    line=$("$LOADGEN" "$mode" --target "$t" --url "${URL[$t]}" "${auth[@]}" "$@" \
-        2>>"$TMP/$t.log") || rc=$?
-    log "  $t $mode $*: ${line:-failed (see log)}"
-    printf '%s' "$line"
+    tls_args "$t"
+    run_bg "$TMP/line" "$LOADGEN" "$mode" --target "$t" --url "${URL[$t]}" "${TLSA[@]}" \
+        "${auth[@]}" "$@" 2>>"$TMP/$t.log" || rc=$?
+    LINE=$(<"$TMP/line")
+    log "  $t $mode $*: ${LINE:-failed (see $TMP/$t.log)}"
     return $rc
 }
+
+# val KEY: KEY from the last result line, or n/a.
+val() { kv "$LINE" "$1" || echo n/a; }
 
 alive() { kill -0 "${PID[$1]}" 2>/dev/null; }
 
@@ -151,40 +189,26 @@ alive() { kill -0 "${PID[$1]}" 2>/dev/null; }
 
 # fill_objects T: stores objects 0..OBJECTS-1 (untimed, 16 in flight).
 fill_objects() {
-    local t=$1 line
-    line=$(lg "$t" create --inflight 16 --count "$OBJECTS" --duration 300) || return 1
-    R[$t.fill]=$(kv "$line" rate)
-    [[ $(kv "$line" ops) == "$OBJECTS" ]]
-}
-
-# measure_creates T: timed creates of new objects (index >= OBJECTS), so they run against a
-# store that already holds OBJECTS objects; last, so nothing after depends on the count.
-measure_creates() {
-    local t=$1 line next=$OBJECTS
-    line=$(lg "$t" create --inflight 1 --start $next --count 1000000 --duration "$SECS") || true
-    R[$t.create1]=$(kv "$line" rate || echo n/a)
-    next=$((next + $(kv "$line" ops || echo 0)))
-    line=$(lg "$t" create --inflight 16 --start $next --count 1000000 --duration "$SECS") || true
-    R[$t.create16]=$(kv "$line" rate || echo n/a)
+    lg "$1" create --inflight 16 --count "$OBJECTS" --duration 300 || return 1
+    [[ $(val ops) == "$OBJECTS" ]]
 }
 
 measure_reads_writes() {
-    local t=$1 line
-    line=$(lg "$t" update --inflight 1 --objects $UPDATE_SET --duration "$SECS") || true
-    R[$t.update1]=$(kv "$line" rate || echo n/a)
-    line=$(lg "$t" update --inflight 16 --objects $UPDATE_SET --duration "$SECS") || true
-    R[$t.update16]=$(kv "$line" rate || echo n/a)
-    line=$(lg "$t" get --inflight 16 --objects "$OBJECTS" --duration "$SECS") || true
-    R[$t.get16]=$(kv "$line" rate || echo n/a)
+    local t=$1
+    lg "$t" update --inflight 1 --objects "$UPDATE_SET" --duration "$SECS" || true
+    R[$t.update1]=$(val rate)
+    lg "$t" update --inflight 16 --objects "$UPDATE_SET" --duration "$SECS" || true
+    R[$t.update16]=$(val rate)
+    lg "$t" get --inflight 16 --objects "$OBJECTS" --duration "$SECS" || true
+    R[$t.get16]=$(val rate)
 }
 
 measure_lists() {
-    local t=$1 line
-    line=$(lg "$t" list --repeat 3 --timeout 120) || true
-    R[$t.list]=$(kv "$line" median_ms || echo n/a)
-    R[$t.list_items]=$(kv "$line" items || echo n/a)
-    line=$(lg "$t" list --repeat 3 --limit 500 --timeout 120) || true
-    R[$t.listpaged]=$(kv "$line" median_ms || echo n/a)
+    local t=$1
+    lg "$t" list --repeat 3 --timeout 120 || true
+    R[$t.list]=$(val median_ms)
+    lg "$t" list --repeat 3 --limit 500 --timeout 120 || true
+    R[$t.listpaged]=$(val median_ms)
 }
 
 measure_restart() {
@@ -197,25 +221,41 @@ measure_restart() {
         R[$t.rss_restart]=$(rss_mib "${PID[$t]}")
         return 0
     fi
-    R[$t.start]=n/a
     log "  $t did not come back after a restart; see $TMP/$t.log"
     return 1
 }
 
 measure_watch() {
-    local t=$1 line
-    line=$(lg "$t" watch-latency --watchers $WATCHERS --writes $WATCH_WRITES --rate $WATCH_RATE \
-        --objects "$OBJECTS" --duration 60) || true
-    R[$t.watch50]=$(kv "$line" p50_ms || echo n/a)
-    R[$t.watch99]=$(kv "$line" p99_ms || echo n/a)
-    R[$t.watch_events]="$(kv "$line" events || echo 0)/$(kv "$line" expected || echo 0)"
+    local t=$1
+    lg "$t" watch-latency --watchers $WATCHERS --writes $WATCH_WRITES --rate $WATCH_RATE \
+        --objects "$OBJECTS" --duration 60 || true
+    R[$t.watch_events]="$(val events)/$(val expected)"
+    if [[ $(val events) =~ ^[1-9][0-9]*$ ]]; then
+        R[$t.watch50]=$(val p50_ms)
+        R[$t.watch99]=$(val p99_ms)
+    fi
+    [[ $(val events) == "$(val expected)" ]] ||
+        log "  WARNING: $t delivered ${R[$t.watch_events]} (watcher, event) pairs"
+}
+
+# measure_creates T: timed creates of new objects (index >= OBJECTS), so they run against a
+# store that already holds OBJECTS objects; last, so nothing after depends on the count.
+measure_creates() {
+    local t=$1 next=$OBJECTS
+    lg "$t" create --inflight 1 --start "$next" --count 1000000 --duration "$SECS" || true
+    R[$t.create1]=$(val rate)
+    next=$((next + $(kv "$LINE" ops || echo 0)))
+    lg "$t" create --inflight 16 --start "$next" --count 1000000 --duration "$SECS" || true
+    R[$t.create16]=$(val rate)
 }
 
 run_target() {
     local t=$1 ports
     ports=$("$LOADGEN" ports --n 2)
     PORTS[$t]=${ports#ports=}
-    URL[$t]="http://127.0.0.1:${PORTS[$t]%%,*}"
+    local scheme=http
+    [[ $t == slipway && $TLS == 1 ]] && scheme=https
+    URL[$t]="$scheme://127.0.0.1:${PORTS[$t]%%,*}"
     DATA[$t]=$TMP/$t-data
     mkdir -p "${DATA[$t]}"
     log "== $t on ${URL[$t]} (data ${DATA[$t]})"
@@ -270,6 +310,11 @@ report() {
         "fdatasync per raft batch; slipway: --store-sync full (SQLite synchronous=FULL, group commit)."
     echo "Updates: slipway = PUT carrying the resourceVersion of its previous write (CAS, no GET);" \
         "etcd = plain /v3/kv/put (no compare)."
+    if [[ $TLS == 1 ]]; then
+        echo "Transport: slipway over HTTPS (its generated serving cert), etcd over plain HTTP."
+    else
+        echo "Transport: both plain HTTP/1.1 on 127.0.0.1 (slipway --plain-http --insecure-anonymous)."
+    fi
     echo "Gets: slipway GET .../imagestreams/NAME; etcd /v3/kv/range on one key. Each throughput" \
         "figure is a ${SECS}s timed phase; $OBJECTS objects are stored first (untimed) for"
     echo "gets/list/RSS/restart/watch; creates run last, on new names, on top of those $OBJECTS."
@@ -307,6 +352,7 @@ report() {
 }
 
 main() {
+    set -m
     command -v "$ETCD" >/dev/null || { log "etcd not found (Debian: etcd-server)"; exit 1; }
     ensure_loadgen
     local s_ok=0

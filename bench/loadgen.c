@@ -1,9 +1,9 @@
 /* sw-loadgen: the HTTP load generator behind bench/api.sh.
  * One client for two targets, slipway's Kubernetes REST API and etcd's v3 JSON gateway, so
  * both see the same concurrency (one keep-alive libcurl handle per worker thread) and the same
- * ~1 KiB ImageStream bodies. Each mode prints exactly one `key=value ...` line on stdout;
- * diagnostics go to stderr. Standalone on purpose (libcurl, jansson, pthreads only): it must
- * keep building while the server tree changes under it. See bench/README.md. */
+ * ~1 KiB ImageStream bodies. Each mode prints one `key=value ...` line on stdout (start
+ * prints two); diagnostics go to stderr. Standalone on purpose (libcurl, jansson, pthreads only):
+ * it must keep building while the server tree changes under it. See bench/README.md. */
 #include <curl/curl.h>
 #include <jansson.h>
 
@@ -11,12 +11,14 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +30,7 @@
 #define LG_BODY_MAX 4096
 #define LG_URL_MAX 1024
 #define LG_RV_MAX 32
+#define LG_MAX_FAILING 20                 /* consecutive failed requests before a worker gives up */
 #define LG_RESP_LIMIT ((size_t)512 << 20) /* a 10k-object list is ~20 MB */
 #define LG_LINE_LIMIT ((size_t)64 << 20)  /* bytes kept per watch stream */
 #define LG_IS_PATH "/apis/image.openshift.io/v1/namespaces/default/imagestreams"
@@ -40,33 +43,28 @@ struct lg_opts {
     enum lg_target target; /* which API the requests speak */
     const char *url;       /* base URL, e.g. http://127.0.0.1:6443 */
     const char *token;     /* bearer token or NULL */
-    unsigned inflight;     /* worker threads, one connection each */
+    bool insecure_tls;     /* https: skip certificate verification (loopback benchmarks) */
+    uint64_t gen_base;     /* per-process offset of the body's generation annotation, so a
+                              rewrite never carries identical bytes (a no-op update emits no
+                              watch event and skips the store) */
+    uint64_t inflight;     /* worker threads, one connection each */
     uint64_t count;        /* cap on timed operations (0: none) */
     double duration;       /* cap on the timed phase, seconds */
     uint64_t start;        /* first object index for create */
     uint64_t objects;      /* size of the object set for update/get/watch */
     uint64_t limit;        /* list page size (0: one request) */
-    unsigned repeat;       /* list repetitions (median reported) */
-    unsigned watchers;     /* watch streams */
+    uint64_t repeat;       /* list repetitions (median reported) */
+    uint64_t watchers;     /* watch streams */
     uint64_t writes;       /* writes during the watch test */
     double rate;           /* writes per second during the watch test */
     double timeout;        /* per-request timeout, seconds */
-    unsigned nports;       /* ports mode: how many */
+    uint64_t nports;       /* ports mode: how many */
     char **cmd;            /* start mode: server argv after "--" */
 };
 
 /* ---------- small helpers ---------- */
 
-static void *lg_alloc(size_t n)
-{
-    void *p = calloc(1, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "sw-loadgen: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
+/* Allocation failure is fatal for a benchmark tool. */
 static void *lg_grow(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
@@ -75,6 +73,27 @@ static void *lg_grow(void *p, size_t n)
         abort();
     }
     return q;
+}
+
+static void *lg_alloc(size_t n)
+{
+    return memset(lg_grow(NULL, n), 0, n);
+}
+
+/* Appends n bytes to a growable buffer kept NUL-terminated; false past limit. */
+static bool lg_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n,
+                      size_t limit)
+{
+    if (*len + n + 1 > limit)
+        return false;
+    while (*len + n + 1 > *cap) {
+        *cap = *cap ? *cap * 2 : 65536;
+        *buf = lg_grow(*buf, *cap);
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+    return true;
 }
 
 static int64_t lg_now(void)
@@ -123,6 +142,25 @@ static int lg_parse_double(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* stderr diagnostics, at most the first 10 per process so a dead server cannot flood logs. */
+__attribute__((format(printf, 1, 2))) static void lg_complain(const char *fmt, ...)
+{
+    static atomic_int count;
+    va_list ap;
+    int n = atomic_fetch_add(&count, 1);
+    if (n > 10)
+        return;
+    if (n == 10) {
+        fprintf(stderr, "sw-loadgen: further errors not shown\n");
+        return;
+    }
+    va_start(ap, fmt);
+    fputs("sw-loadgen: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
 static const char lg_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -242,6 +280,7 @@ struct lg_conn {
     char *resp; /* response body, NUL-terminated */
     size_t len, cap;
     bool overflow; /* response exceeded LG_RESP_LIMIT */
+    bool quiet;    /* transport errors are expected (readiness polling) */
     long status;
 };
 
@@ -249,18 +288,10 @@ static size_t lg_conn_write(char *data, size_t size, size_t nmemb, void *payload
 {
     struct lg_conn *c = payload;
     size_t n = size * nmemb;
-    if (c->len + n + 1 > LG_RESP_LIMIT) {
+    if (!lg_append(&c->resp, &c->len, &c->cap, data, n, LG_RESP_LIMIT)) {
         c->overflow = true;
         return 0;
     }
-    if (c->len + n + 1 > c->cap) {
-        while (c->len + n + 1 > c->cap)
-            c->cap = c->cap ? c->cap * 2 : 8192;
-        c->resp = lg_grow(c->resp, c->cap);
-    }
-    memcpy(c->resp + c->len, data, n);
-    c->len += n;
-    c->resp[c->len] = '\0';
     return n;
 }
 
@@ -275,6 +306,14 @@ static struct curl_slist *lg_headers(const struct lg_opts *o)
         h = curl_slist_append(h, auth);
     }
     return h;
+}
+
+static void lg_tls(CURL *curl, const struct lg_opts *o)
+{
+    if (o->insecure_tls) {
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
 }
 
 static int lg_conn_init(struct lg_conn *c, const struct lg_opts *o, double timeout)
@@ -292,6 +331,7 @@ static int lg_conn_init(struct lg_conn *c, const struct lg_opts *o, double timeo
     curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
     curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+    lg_tls(c->curl, o);
     return 0;
 }
 
@@ -325,11 +365,19 @@ static int lg_conn_do(struct lg_conn *c, const char *method, const char *url, co
     }
     CURLcode rc = curl_easy_perform(c->curl);
     if (rc != CURLE_OK) {
-        fprintf(stderr, "sw-loadgen: %s %s: %s\n", method, url, curl_easy_strerror(rc));
+        if (!c->quiet)
+            lg_complain("%s %s: %s", method, url, curl_easy_strerror(rc));
         return -1;
     }
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &c->status);
     return 0;
+}
+
+/* Reports an unexpected answer (status and the start of the body); returns -1. */
+static int lg_unexpected(const struct lg_conn *c, const char *what)
+{
+    lg_complain("%s: HTTP %ld: %.160s", what, c->status, c->resp ? c->resp : "");
+    return -1;
 }
 
 /* ---------- request shapes ---------- */
@@ -433,7 +481,8 @@ static int lg_op_write(struct lg_conn *c, const struct lg_opts *o, uint64_t idx,
 {
     char name[64], url[LG_URL_MAX], obj[LG_BODY_MAX], body[LG_BODY_MAX * 2];
     lg_object_name(idx, name, sizeof(name));
-    int olen = lg_object_json(obj, sizeof(obj), name, o->target == LG_SLIPWAY ? rv : NULL, gen);
+    int olen = lg_object_json(obj, sizeof(obj), name, o->target == LG_SLIPWAY ? rv : NULL,
+                              (o->gen_base + gen) % 10000000000ULL);
     if (olen < 0)
         return -1;
     if (o->target == LG_ETCD) {
@@ -444,7 +493,9 @@ static int lg_op_write(struct lg_conn *c, const struct lg_opts *o, uint64_t idx,
             return -1;
         if (lg_conn_do(c, "POST", url, body, (size_t)blen) < 0)
             return -1;
-        return c->status == 200 && strstr(c->resp ? c->resp : "", "\"revision\"") ? 0 : -1;
+        if (c->status != 200 || !strstr(c->resp ? c->resp : "", "\"revision\""))
+            return lg_unexpected(c, "etcd put");
+        return 0;
     }
     int rc =
         create ? lg_url(url, sizeof(url), o, LG_IS_PATH) : lg_object_url(url, sizeof(url), o, name);
@@ -453,7 +504,7 @@ static int lg_op_write(struct lg_conn *c, const struct lg_opts *o, uint64_t idx,
     if (c->status == 409)
         return 409;
     if (c->status != (create ? 201 : 200))
-        return -1;
+        return lg_unexpected(c, create ? "create" : "update");
     return rv_out ? lg_json_rv(c->resp, c->len, rv_out, LG_RV_MAX) : 0;
 }
 
@@ -470,12 +521,14 @@ static int lg_op_get(struct lg_conn *c, const struct lg_opts *o, uint64_t idx, c
             return -1;
         if (lg_conn_do(c, "POST", url, body, (size_t)blen) < 0)
             return -1;
-        return c->status == 200 && strstr(c->resp ? c->resp : "", "\"kvs\"") ? 0 : -1;
+        if (c->status != 200 || !strstr(c->resp ? c->resp : "", "\"kvs\""))
+            return lg_unexpected(c, "etcd range");
+        return 0;
     }
     if (lg_object_url(url, sizeof(url), o, name) < 0 || lg_conn_do(c, "GET", url, NULL, 0) < 0)
         return -1;
     if (c->status != 200 || c->len == 0)
-        return -1;
+        return lg_unexpected(c, "get");
     return rv_out ? lg_json_rv(c->resp, c->len, rv_out, LG_RV_MAX) : 0;
 }
 
@@ -494,9 +547,9 @@ struct lg_worker {
     struct lg_conn conn;
     struct lg_lat lat;
     uint64_t ops, errors, conflicts;
+    unsigned failing;      /* consecutive errors; the worker gives up at LG_MAX_FAILING */
     char (*rv)[LG_RV_MAX]; /* update: resourceVersion per owned object */
     uint64_t nowned;
-    int setup_rc;
 };
 
 /* Claims the next operation number; false when the count or the deadline is reached. */
@@ -511,16 +564,20 @@ static bool lg_pool_claim(struct lg_pool *p, uint64_t *out)
     return true;
 }
 
-static void lg_worker_record(struct lg_worker *w, int64_t t0, int rc)
+/* Counts one operation's outcome; false when the worker should give up. */
+static bool lg_worker_record(struct lg_worker *w, int64_t t0, int rc)
 {
     if (rc == 0) {
         w->ops++;
+        w->failing = 0;
         lg_lat_push(&w->lat, lg_now() - t0);
     } else if (rc == 409) {
         w->conflicts++;
     } else {
         w->errors++;
+        w->failing++;
     }
+    return w->failing < LG_MAX_FAILING;
 }
 
 static void *lg_create_main(void *arg)
@@ -530,7 +587,8 @@ static void *lg_create_main(void *arg)
     uint64_t n;
     while (lg_pool_claim(w->pool, &n)) {
         int64_t t0 = lg_now();
-        lg_worker_record(w, t0, lg_op_write(&w->conn, o, o->start + n, true, NULL, 0, NULL));
+        if (!lg_worker_record(w, t0, lg_op_write(&w->conn, o, o->start + n, true, NULL, 0, NULL)))
+            break;
     }
     return NULL;
 }
@@ -559,7 +617,7 @@ static void *lg_update_main(void *arg)
     struct lg_worker *w = arg;
     const struct lg_opts *o = w->pool->o;
     uint64_t n, k = 0;
-    if (w->nowned == 0 || w->setup_rc < 0)
+    if (w->nowned == 0)
         return NULL;
     while (lg_pool_claim(w->pool, &n)) {
         uint64_t idx = w->id + k * o->inflight;
@@ -567,7 +625,8 @@ static void *lg_update_main(void *arg)
         int64_t t0 = lg_now();
         int rc =
             lg_op_write(&w->conn, o, idx, false, o->target == LG_SLIPWAY ? rv : NULL, n + 1, rv);
-        lg_worker_record(w, t0, rc);
+        if (!lg_worker_record(w, t0, rc))
+            break;
         if (rc == 409 && lg_op_get(&w->conn, o, idx, rv) < 0)
             w->errors++;
         k = (k + 1) % w->nowned;
@@ -585,7 +644,8 @@ static void *lg_get_main(void *arg)
         x ^= x >> 7;
         x ^= x << 17;
         int64_t t0 = lg_now();
-        lg_worker_record(w, t0, lg_op_get(&w->conn, o, x % o->objects, NULL));
+        if (!lg_worker_record(w, t0, lg_op_get(&w->conn, o, x % o->objects, NULL)))
+            break;
     }
     return NULL;
 }
@@ -603,8 +663,8 @@ static void lg_pool_report(const struct lg_opts *o, struct lg_worker *ws, double
     qsort(all.v, all.n, sizeof(*all.v), lg_cmp_i64);
     printf("mode=%s target=%s inflight=%u ops=%llu errors=%llu conflicts=%llu secs=%.3f "
            "rate=%.1f p50_ms=%.3f p99_ms=%.3f\n",
-           o->mode, o->target == LG_ETCD ? "etcd" : "slipway", o->inflight, (unsigned long long)ops,
-           (unsigned long long)errors, (unsigned long long)conflicts, secs,
+           o->mode, o->target == LG_ETCD ? "etcd" : "slipway", (unsigned)o->inflight,
+           (unsigned long long)ops, (unsigned long long)errors, (unsigned long long)conflicts, secs,
            secs > 0 ? (double)ops / secs : 0, lg_lat_pct(&all, 0.50), lg_lat_pct(&all, 0.99));
     free(all.v);
 }
@@ -623,7 +683,7 @@ static int lg_run_pool(const struct lg_opts *o, void *(*fn)(void *))
         ws[i].id = i;
         if (lg_conn_init(&ws[i].conn, o, o->timeout) < 0)
             goto done;
-        if (fn == lg_update_main && (ws[i].setup_rc = lg_update_setup(&ws[i])) < 0)
+        if (fn == lg_update_main && lg_update_setup(&ws[i]) < 0)
             goto done;
     }
     int64_t t0 = lg_now();
@@ -723,11 +783,8 @@ static int lg_list_once(const struct lg_opts *o, struct lg_conn *c, int64_t *ns,
     *ns = 0;
     *items = *pages = *bytes = 0;
     do {
-        if (lg_list_request(o, c, cont, ns) < 0) {
-            fprintf(stderr, "sw-loadgen: list: page %llu failed (status %ld)\n",
-                    (unsigned long long)*pages, c->status);
-            return -1;
-        }
+        if (lg_list_request(o, c, cont, ns) < 0)
+            return lg_unexpected(c, "list");
         (*pages)++;
         *bytes += c->len;
         if (lg_list_page(o, c, items, cont, sizeof(cont)) < 0)
@@ -754,7 +811,7 @@ static int lg_run_list(const struct lg_opts *o)
                "median_ms=%.1f min_ms=%.1f\n",
                o->target == LG_ETCD ? "etcd" : "slipway", (unsigned long long)o->limit,
                (unsigned long long)items, (unsigned long long)pages, (unsigned long long)bytes,
-               o->repeat, lg_lat_pct(&lat, 0.5), lat.n ? (double)lat.v[0] / 1e6 : 0);
+               (unsigned)o->repeat, lg_lat_pct(&lat, 0.5), lat.n ? (double)lat.v[0] / 1e6 : 0);
     }
     free(lat.v);
     lg_conn_dispose(&c);
@@ -782,7 +839,6 @@ struct lg_chunk {
  * after the streams close, so JSON decoding costs no CPU inside the measured window. */
 struct lg_watcher {
     struct lg_watch_run *run;
-    pthread_t th;
     CURL *curl;
     struct curl_slist *headers;
     char *buf; /* every byte of the stream */
@@ -824,14 +880,13 @@ static void lg_watch_etcd_line(struct lg_watcher *w, json_t *root, int64_t t)
     json_t *result = json_object_get(root, "result");
     json_t *events = json_object_get(result, "events");
     size_t i;
-    json_t *ev;
     if (!result) {
         fprintf(stderr, "sw-loadgen: etcd watch: unexpected message\n");
         w->failed = true;
         return;
     }
-    json_array_foreach(events, i, ev)
-    {
+    for (i = 0; i < json_array_size(events); i++) {
+        json_t *ev = json_array_get(events, i);
         const char *k64 = json_string_value(json_object_get(json_object_get(ev, "kv"), "key"));
         char key[512];
         if (!k64 || lg_b64_decode(k64, key, sizeof(key)) < 0 ||
@@ -894,26 +949,19 @@ static size_t lg_watch_write(char *data, size_t size, size_t nmemb, void *payloa
     struct lg_watcher *w = payload;
     int64_t t = lg_now(); /* receive time, taken first */
     size_t n = size * nmemb;
+    uint64_t lines = 0;
     if (atomic_load(&w->run->stop))
         return 0;
-    if (w->len + n > LG_LINE_LIMIT) {
+    for (const char *p = data; (p = memchr(p, '\n', (size_t)(data + n - p))) != NULL; p++)
+        lines++;
+    if (!lg_append(&w->buf, &w->len, &w->cap, data, n, LG_LINE_LIMIT)) {
         w->failed = true;
         return 0;
-    }
-    if (w->len + n > w->cap) {
-        while (w->len + n > w->cap)
-            w->cap = w->cap ? w->cap * 2 : 65536;
-        w->buf = lg_grow(w->buf, w->cap);
     }
     if (w->nchunks == w->chunkcap) {
         w->chunkcap = w->chunkcap ? w->chunkcap * 2 : 1024;
         w->chunks = lg_grow(w->chunks, w->chunkcap * sizeof(*w->chunks));
     }
-    uint64_t lines = 0;
-    for (const char *p = data; (p = memchr(p, '\n', (size_t)(data + n - p))) != NULL; p++)
-        lines++;
-    memcpy(w->buf + w->len, data, n);
-    w->len += n;
     w->chunks[w->nchunks++] = (struct lg_chunk){.end = w->len, .t = t};
     atomic_fetch_add(&w->lines, lines);
     atomic_store(&w->run->last_rx, t);
@@ -939,22 +987,92 @@ static size_t lg_watch_header(char *data, size_t size, size_t nmemb, void *paylo
     return n;
 }
 
-static int lg_watch_progress(void *payload, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+/* The event loop thread: a curl multi handle driven through epoll on its sockets (the
+ * curl_multi_socket_action interface), so one wake-up serves every stream with data and the
+ * client adds as little as possible to the latency it measures. */
+struct lg_loop {
+    struct lg_watch_run *run;
+    pthread_t th;
+    CURLM *multi;
+    int ep;          /* epoll fd */
+    long timeout_ms; /* curl's requested timer, -1: none */
+};
+
+static int lg_loop_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
 {
-    struct lg_watcher *w = payload;
-    return atomic_load(&w->run->stop) ? 1 : 0;
+    struct lg_loop *l = userp;
+    struct epoll_event ev = {.data.fd = s};
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
+        return 0;
+    }
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    if (epoll_ctl(l->ep, EPOLL_CTL_MOD, s, &ev) != 0 &&
+        epoll_ctl(l->ep, EPOLL_CTL_ADD, s, &ev) != 0)
+        return -1;
+    return 0;
 }
 
-static void *lg_watcher_main(void *arg)
+static int lg_loop_timer(CURLM *multi, long timeout_ms, void *userp)
 {
-    struct lg_watcher *w = arg;
-    CURLcode rc = curl_easy_perform(w->curl);
-    if (rc != CURLE_OK && !atomic_load(&w->run->stop)) {
-        fprintf(stderr, "sw-loadgen: watch stream ended: %s (status %ld)\n", curl_easy_strerror(rc),
-                w->status);
-        w->failed = true;
+    struct lg_loop *l = userp;
+    l->timeout_ms = timeout_ms;
+    return 0;
+}
+
+/* A stream that ends before the test stops is a failure. */
+static void lg_loop_reap(struct lg_loop *l)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+        struct lg_watcher *w = NULL;
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&w);
+        if (w && !atomic_load(&l->run->stop)) {
+            lg_complain("watch stream ended: %s (status %ld)", curl_easy_strerror(msg->data.result),
+                        w->status);
+            w->failed = true;
+        }
+    }
+}
+
+static void *lg_loop_main(void *arg)
+{
+    struct lg_loop *l = arg;
+    struct epoll_event evs[64];
+    int running = 0;
+    curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    while (!atomic_load(&l->run->stop)) {
+        int wait = l->timeout_ms < 0 || l->timeout_ms > 50 ? 50 : (int)l->timeout_ms;
+        int n = epoll_wait(l->ep, evs, 64, wait);
+        if (n <= 0)
+            curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        for (int i = 0; i < n; i++) {
+            int flags = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                        ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                        ((evs[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(l->multi, evs[i].data.fd, flags, &running);
+        }
+        lg_loop_reap(l);
     }
     return NULL;
+}
+
+static int lg_loop_init(struct lg_loop *l, struct lg_watch_run *run)
+{
+    l->run = run;
+    l->timeout_ms = -1;
+    l->ep = epoll_create1(EPOLL_CLOEXEC);
+    l->multi = curl_multi_init();
+    if (l->ep < 0 || !l->multi)
+        return -1;
+    curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, lg_loop_socket);
+    curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+    curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, lg_loop_timer);
+    curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+    return 0;
 }
 
 static int lg_watcher_init(struct lg_watcher *w, struct lg_watch_run *run, char *url,
@@ -976,9 +1094,8 @@ static int lg_watcher_init(struct lg_watcher *w, struct lg_watch_run *run, char 
     curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, w);
     curl_easy_setopt(w->curl, CURLOPT_HEADERFUNCTION, lg_watch_header);
     curl_easy_setopt(w->curl, CURLOPT_HEADERDATA, w);
-    curl_easy_setopt(w->curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(w->curl, CURLOPT_XFERINFOFUNCTION, lg_watch_progress);
-    curl_easy_setopt(w->curl, CURLOPT_XFERINFODATA, w);
+    curl_easy_setopt(w->curl, CURLOPT_PRIVATE, (char *)w);
+    lg_tls(w->curl, o);
     curl_easy_setopt(w->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(w->curl, CURLOPT_TIMEOUT_MS, (long)(o->duration * 1000) + 30000L);
     if (body) {
@@ -996,8 +1113,8 @@ static int lg_watch_writer(struct lg_watch_run *run, struct lg_conn *c, uint64_t
     for (uint64_t i = 0; i < o->writes; i++) {
         lg_sleep_until(t0 + (int64_t)((double)i / o->rate * 1e9));
         atomic_store(&run->sent[i], lg_now());
-        if (lg_op_write(c, o, i, false, NULL, 1000000 + i, NULL) != 0)
-            (*errors)++;
+        if (lg_op_write(c, o, i, false, NULL, 1000000 + i, NULL) != 0 && ++*errors >= 20)
+            break;
     }
     return 0;
 }
@@ -1066,7 +1183,7 @@ static void lg_watch_report(const struct lg_opts *o, struct lg_watcher *ws, int 
     printf("mode=watch-latency target=%s watchers=%u established=%d writes=%llu "
            "write_errors=%llu events=%llu expected=%llu stray=%llu failed=%u p50_ms=%.3f "
            "p99_ms=%.3f max_ms=%.3f\n",
-           o->target == LG_ETCD ? "etcd" : "slipway", o->watchers, established,
+           o->target == LG_ETCD ? "etcd" : "slipway", (unsigned)o->watchers, established,
            (unsigned long long)o->writes, (unsigned long long)write_errors,
            (unsigned long long)events, (unsigned long long)o->writes * o->watchers,
            (unsigned long long)stray, failed, lg_lat_pct(&all, 0.50), lg_lat_pct(&all, 0.99),
@@ -1074,48 +1191,21 @@ static void lg_watch_report(const struct lg_opts *o, struct lg_watcher *ws, int 
     free(all.v);
 }
 
-static int lg_run_watch(const struct lg_opts *o)
+/* Streams stop: loop joined, handles detached, events decoded. */
+static void lg_watch_close(const struct lg_opts *o, struct lg_loop *l, bool joined,
+                           struct lg_watcher *ws)
 {
-    struct lg_watch_run run = {.o = o};
-    struct lg_watcher *ws = lg_alloc(o->watchers * sizeof(*ws));
-    struct lg_conn wc = {0};
-    char url[LG_URL_MAX], body[1024];
-    unsigned started = 0;
-    uint64_t write_errors = 0;
-    int rc = -1, established = 0;
-    run.sent = lg_alloc(o->objects * sizeof(*run.sent));
-    atomic_init(&run.established, 0);
-    atomic_init(&run.stop, 0);
-    atomic_init(&run.last_rx, 0);
-    if (o->writes > o->objects || lg_watch_prepare(&run, url, sizeof(url), body, sizeof(body)) < 0)
-        goto done;
-    if (lg_conn_init(&wc, o, o->timeout) < 0)
-        goto done;
-    for (; started < o->watchers; started++) {
-        if (lg_watcher_init(&ws[started], &run, url, body[0] ? body : NULL) < 0 ||
-            pthread_create(&ws[started].th, NULL, lg_watcher_main, &ws[started]) != 0)
-            break;
-    }
-    int64_t until = lg_now() + 10 * LG_NS_PER_SEC;
-    while (atomic_load(&run.established) < (int)started && lg_now() < until)
-        lg_sleep_until(lg_now() + 2000000);
-    established = atomic_load(&run.established);
-    lg_sleep_until(lg_now() + 300000000); /* let the streams settle */
-    lg_watch_writer(&run, &wc, &write_errors);
-    lg_watch_drain(&run, ws, 5 * LG_NS_PER_SEC);
-    atomic_store(&run.stop, 1);
-    rc = 0;
-done:
-    atomic_store(&run.stop, 1);
-    for (unsigned i = 0; i < started; i++) {
-        pthread_join(ws[i].th, NULL);
+    if (joined)
+        pthread_join(l->th, NULL);
+    for (unsigned i = 0; i < o->watchers; i++) {
+        if (ws[i].curl && l->multi)
+            curl_multi_remove_handle(l->multi, ws[i].curl);
         lg_watch_parse(&ws[i]);
     }
-    if (rc == 0) {
-        lg_watch_report(o, ws, established, write_errors);
-        if (established < (int)o->watchers || write_errors)
-            rc = -1;
-    }
+}
+
+static void lg_watch_dispose(const struct lg_opts *o, struct lg_loop *l, struct lg_watcher *ws)
+{
     for (unsigned i = 0; i < o->watchers; i++) {
         if (ws[i].curl)
             curl_easy_cleanup(ws[i].curl);
@@ -1124,6 +1214,57 @@ done:
         free(ws[i].chunks);
         free(ws[i].lat.v);
     }
+    if (l->multi)
+        curl_multi_cleanup(l->multi);
+    if (l->ep >= 0)
+        close(l->ep);
+}
+
+/* Measures delivery latency: open the streams on one event loop, wait until all are
+ * established, write at a modest rate from this thread, drain, then decode what arrived. */
+static int lg_run_watch(const struct lg_opts *o)
+{
+    struct lg_watch_run run = {.o = o};
+    struct lg_watcher *ws = lg_alloc(o->watchers * sizeof(*ws));
+    struct lg_loop loop = {.ep = -1};
+    struct lg_conn wc = {0};
+    char url[LG_URL_MAX], body[1024];
+    bool joined = false;
+    uint64_t write_errors = 0;
+    int rc = -1, established = 0;
+    run.sent = lg_alloc(o->objects * sizeof(*run.sent));
+    atomic_init(&run.established, 0);
+    atomic_init(&run.stop, 0);
+    atomic_init(&run.last_rx, 0);
+    if (o->writes > o->objects || lg_watch_prepare(&run, url, sizeof(url), body, sizeof(body)) < 0)
+        goto done;
+    if (lg_conn_init(&wc, o, o->timeout) < 0 || lg_loop_init(&loop, &run) < 0)
+        goto done;
+    for (unsigned i = 0; i < o->watchers; i++) {
+        if (lg_watcher_init(&ws[i], &run, url, body[0] ? body : NULL) < 0 ||
+            curl_multi_add_handle(loop.multi, ws[i].curl) != CURLM_OK)
+            goto done;
+    }
+    if (pthread_create(&loop.th, NULL, lg_loop_main, &loop) != 0)
+        goto done;
+    joined = true;
+    int64_t until = lg_now() + 10 * LG_NS_PER_SEC;
+    while (atomic_load(&run.established) < (int)o->watchers && lg_now() < until)
+        lg_sleep_until(lg_now() + 2000000);
+    established = atomic_load(&run.established);
+    lg_sleep_until(lg_now() + 300000000); /* let the streams settle */
+    lg_watch_writer(&run, &wc, &write_errors);
+    lg_watch_drain(&run, ws, 5 * LG_NS_PER_SEC);
+    rc = 0;
+done:
+    atomic_store(&run.stop, 1);
+    lg_watch_close(o, &loop, joined, ws);
+    if (rc == 0) {
+        lg_watch_report(o, ws, established, write_errors);
+        if (established < (int)o->watchers || write_errors)
+            rc = -1;
+    }
+    lg_watch_dispose(o, &loop, ws);
     lg_conn_dispose(&wc);
     free(run.sent);
     free(ws);
@@ -1144,8 +1285,8 @@ static bool lg_ready(const struct lg_opts *o, struct lg_conn *c)
 }
 
 /* Forks o->cmd (its stdout joined to stderr so callers capturing our stdout never wait on
- * the server), then polls readiness every 2 ms. Prints pid and milliseconds from fork to
- * ready; the server keeps running. On timeout or early exit the child is killed. */
+ * the server), prints `pid=N` at once, polls readiness every 2 ms and prints `start_ms=X`
+ * (fork to ready); the server keeps running. On timeout the child is killed. */
 static int lg_run_start(const struct lg_opts *o)
 {
     struct lg_conn c;
@@ -1153,6 +1294,7 @@ static int lg_run_start(const struct lg_opts *o)
     if (lg_conn_init(&c, o, 1.0) < 0)
         return -1;
     curl_easy_setopt(c.curl, CURLOPT_CONNECTTIMEOUT_MS, 500L);
+    c.quiet = true;
     fflush(stdout);
     int64_t t0 = lg_now();
     pid_t pid = fork();
@@ -1160,10 +1302,14 @@ static int lg_run_start(const struct lg_opts *o)
         goto done;
     if (pid == 0) {
         dup2(STDERR_FILENO, STDOUT_FILENO);
+        signal(SIGPIPE, SIG_DFL); /* the server gets default dispositions, not ours */
+        signal(SIGINT, SIG_DFL);
         execvp(o->cmd[0], o->cmd);
         fprintf(stderr, "sw-loadgen: exec %s: %s\n", o->cmd[0], strerror(errno));
         _exit(127);
     }
+    printf("pid=%d\n", (int)pid); /* at once: if we are killed, the caller still knows it */
+    fflush(stdout);
     int64_t end = t0 + (int64_t)(o->timeout * LG_NS_PER_SEC);
     while (lg_now() < end) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -1171,7 +1317,7 @@ static int lg_run_start(const struct lg_opts *o)
             goto done;
         }
         if (lg_ready(o, &c)) {
-            printf("pid=%d start_ms=%.1f\n", (int)pid, (double)(lg_now() - t0) / 1e6);
+            printf("start_ms=%.1f\n", (double)(lg_now() - t0) / 1e6);
             rc = 0;
             goto done;
         }
@@ -1225,6 +1371,7 @@ static void lg_usage(void)
             "  --target slipway|etcd   API spoken (default slipway)\n"
             "  --url URL               server base URL\n"
             "  --token T               bearer token (slipway)\n"
+            "  --insecure-tls          https without certificate verification\n"
             "  --inflight N            workers, one keep-alive connection each (default 1)\n"
             "  --count N               cap on timed operations (0: none)\n"
             "  --duration S            cap on the timed phase in seconds (default 10)\n"
@@ -1249,53 +1396,35 @@ static int lg_opt_value(int argc, char **argv, int *i, const char **out)
 
 static int lg_opt_numeric(const char *flag, const char *v, struct lg_opts *o)
 {
-    uint64_t u = 0;
-    double d = 0;
-    bool is_double = strcmp(flag, "--duration") == 0 || strcmp(flag, "--rate") == 0 ||
-                     strcmp(flag, "--timeout") == 0;
-    if (is_double ? lg_parse_double(v, &d) < 0 : lg_parse_u64(v, UINT32_MAX * 1024ULL, &u) < 0)
-        return -1;
-    if (strcmp(flag, "--duration") == 0)
-        o->duration = d;
-    else if (strcmp(flag, "--rate") == 0)
-        o->rate = d;
-    else if (strcmp(flag, "--timeout") == 0)
-        o->timeout = d;
-    else if (strcmp(flag, "--inflight") == 0)
-        o->inflight = (unsigned)u;
-    else if (strcmp(flag, "--count") == 0)
-        o->count = u;
-    else if (strcmp(flag, "--start") == 0)
-        o->start = u;
-    else if (strcmp(flag, "--objects") == 0)
-        o->objects = u;
-    else if (strcmp(flag, "--limit") == 0)
-        o->limit = u;
-    else if (strcmp(flag, "--repeat") == 0)
-        o->repeat = (unsigned)u;
-    else if (strcmp(flag, "--watchers") == 0)
-        o->watchers = (unsigned)u;
-    else if (strcmp(flag, "--writes") == 0)
-        o->writes = u;
-    else if (strcmp(flag, "--n") == 0)
-        o->nports = (unsigned)u;
-    else
-        return -1;
-    return 0;
+    const struct {
+        const char *name;
+        uint64_t *u; /* integer option, or */
+        double *d;   /* seconds or a rate */
+    } flags[] = {
+        {"--inflight", &o->inflight, NULL}, {"--count", &o->count, NULL},
+        {"--start", &o->start, NULL},       {"--objects", &o->objects, NULL},
+        {"--limit", &o->limit, NULL},       {"--repeat", &o->repeat, NULL},
+        {"--watchers", &o->watchers, NULL}, {"--writes", &o->writes, NULL},
+        {"--n", &o->nports, NULL},          {"--duration", NULL, &o->duration},
+        {"--rate", NULL, &o->rate},         {"--timeout", NULL, &o->timeout},
+    };
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        if (strcmp(flag, flags[i].name) == 0)
+            return flags[i].u ? lg_parse_u64(v, 1ULL << 40, flags[i].u)
+                              : lg_parse_double(v, flags[i].d);
+    }
+    return -1;
 }
 
 static int lg_parse_args(int argc, char **argv, struct lg_opts *o)
 {
-    *o = (struct lg_opts){.inflight = 1,
-                          .duration = 10,
-                          .objects = 1000,
-                          .repeat = 1,
-                          .watchers = 100,
-                          .writes = 500,
-                          .rate = 100,
-                          .timeout = 10,
-                          .nports = 1,
-                          .url = "http://127.0.0.1:6443"};
+    memset(o, 0, sizeof(*o));
+    o->inflight = o->repeat = o->nports = 1;
+    o->objects = 1000;
+    o->watchers = o->rate = 100;
+    o->writes = 500;
+    o->duration = o->timeout = 10;
+    o->url = "http://127.0.0.1:6443";
     if (argc < 2)
         return -1;
     o->mode = argv[1];
@@ -1304,6 +1433,10 @@ static int lg_parse_args(int argc, char **argv, struct lg_opts *o)
         if (strcmp(argv[i], "--") == 0) {
             o->cmd = argv + i + 1;
             break;
+        }
+        if (strcmp(argv[i], "--insecure-tls") == 0) {
+            o->insecure_tls = true;
+            continue;
         }
         if (lg_opt_value(argc, argv, &i, &v) < 0)
             return -1;
@@ -1334,6 +1467,9 @@ int main(int argc, char **argv)
         lg_usage();
         return 2;
     }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    o.gen_base = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
     signal(SIGPIPE, SIG_IGN);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
