@@ -3,6 +3,7 @@
 #include "apiserver/object.h"
 
 #include "apiserver/names.h"
+#include "apiserver/objtext.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -52,10 +53,58 @@ int sw_api_decode(sw_api *api, const sw_kind *k, const char *value, size_t len, 
     if (!obj)
         return sw_error_set(SW_ERROR, "stored object does not decode: %s", jerr.text);
     sw_object_set_rv(obj, rev);
-    if (k && k->decorate)
-        k->decorate(&api->kctx, obj);
+    if (k)
+        sw_object_decorate(api, k, obj);
     *out = obj;
     return 0;
+}
+
+void sw_object_decorate(sw_api *api, const sw_kind *k, json_t *obj)
+{
+    char value[1024];
+    if (k->computed_status &&
+        k->computed_status(&api->kctx, sw_json_str_at(obj, "metadata.namespace"),
+                           sw_json_str_at(obj, "metadata.name"), value, sizeof(value))) {
+        /* First key of status, as the text renderer puts it. */
+        json_t *status = json_object_get(obj, "status"), *next = json_object();
+        const char *key;
+        json_t *v;
+        json_object_set_new(next, k->computed_status_key, json_string(value));
+        json_object_foreach(status, key, v) {
+            if (strcmp(key, k->computed_status_key))
+                json_object_set(next, key, v);
+        }
+        json_object_set_new(obj, "status", next);
+    }
+}
+
+/* /<group>/<plural>/[<ns>/]<name> → ns (may be "") and name. */
+static void key_parts(const sw_kind *k, const char *key, char *ns, size_t nn, const char **name)
+{
+    const char *last = strrchr(key, '/');
+    *name = last ? last + 1 : key;
+    ns[0] = '\0';
+    if (k->namespaced && last) {
+        const char *p = last;
+        while (p > key && p[-1] != '/')
+            p--;
+        size_t len = (size_t)(last - p);
+        if (len < nn) {
+            memcpy(ns, p, len);
+            ns[len] = '\0';
+        }
+    }
+}
+
+int sw_api_render(sw_api *api, const sw_kind *k, const char *key, const char *value, size_t len,
+                  int64_t rev, sw_buf *out)
+{
+    char ns[256], computed[1024];
+    const char *name;
+    key_parts(k, key, ns, sizeof(ns), &name);
+    bool has = k->computed_status &&
+               k->computed_status(&api->kctx, ns, name, computed, sizeof(computed));
+    return sw_objtext_render(value, len, rev, has ? k->computed_status_key : NULL, computed, out);
 }
 
 char *sw_object_encode(const json_t *obj, size_t *len)

@@ -6,6 +6,12 @@
 #include "apiserver/api.h"
 
 void sw_object_set_rv(json_t *obj, int64_t rev);
+/* Applies the kind's computed status field to a decoded object. */
+void sw_object_decorate(sw_api *api, const sw_kind *k, json_t *obj);
+/* Appends the client's view of a stored value (resourceVersion, computed status) without
+ * decoding it; key is the store key. */
+int sw_api_render(sw_api *api, const sw_kind *k, const char *key, const char *value, size_t len,
+                  int64_t rev, sw_buf *out);
 /* 0 when absent or unparsable. */
 int64_t sw_object_rv(const json_t *obj);
 /* Compact JSON without metadata.resourceVersion; sw_malloc'd. */

@@ -171,12 +171,20 @@ static void rest_get(sw_api *api, const sw_request *req, const sw_route *rt, sw_
     json_t *obj = NULL;
     sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
     int error = sw_store_get(api->store, key, &kv);
-    if (error == 0)
+    if (error == 0 && !sw_table_wanted(req)) {
+        /* The stored text, spliced: no decoding on the read path. */
+        error = sw_api_render(api, rt->kind, key, kv.value, kv.value_len, kv.mod_rev, &resp->body);
+        sw_buf_putc(&resp->body, '\n');
+        resp->status = 200;
+    } else if (error == 0) {
         error = sw_api_decode(api, rt->kind, kv.value, kv.value_len, kv.mod_rev, &obj);
-    if (error < 0)
+        if (error == 0)
+            sw_rest_reply_object(resp, req, rt->kind, 200, obj);
+    }
+    if (error < 0) {
+        sw_buf_clear(&resp->body);
         sw_rest_fail(resp, error, rt);
-    else
-        sw_rest_reply_object(resp, req, rt->kind, 200, obj);
+    }
     json_decref(obj);
     sw_kv_dispose(&kv);
 }
@@ -215,6 +223,8 @@ typedef struct list_query {
     size_t limit;
     int64_t rev;
     char *start;
+    sw_buf *text; /* no selectors, no Table: items rendered as text here, comma-separated */
+    size_t ntext;
 } list_query;
 
 static void list_query_dispose(list_query *q)
@@ -263,6 +273,11 @@ static bool list_matches(const list_query *q, const json_t *obj)
            sw_selector_match_fields(q->fields, obj);
 }
 
+static size_t collected(const list_query *q, const json_t *items)
+{
+    return q->text ? q->ntext : json_array_size(items);
+}
+
 /* Collects up to q->limit matching items, reading the store in pages at one revision. */
 static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *items,
                         int64_t *rev_out, char **cont_out)
@@ -284,7 +299,7 @@ static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *
         *rev_out = l.rev;
         size_t i;
         for (i = 0; i < l.count; i++) {
-            if (q->limit && json_array_size(items) == q->limit) {
+            if (q->limit && collected(q, items) == q->limit) {
                 *cont_out = make_continue(l.rev, start);
                 break;
             }
@@ -292,6 +307,15 @@ static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *
             start = sw_strdup(l.items[i].key);
             if (pinned && !sw_str_suffix(l.items[i].key, pinned))
                 continue;
+            if (q->text) {
+                if (q->ntext++)
+                    sw_buf_putc(q->text, ',');
+                error = sw_api_render(api, rt->kind, l.items[i].key, l.items[i].value,
+                                      l.items[i].value_len, l.items[i].mod_rev, q->text);
+                if (error < 0)
+                    break;
+                continue;
+            }
             json_t *obj = NULL;
             error = sw_api_decode(api, rt->kind, l.items[i].value, l.items[i].value_len,
                                   l.items[i].mod_rev, &obj);
@@ -306,7 +330,7 @@ static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *
         sw_kv_list_dispose(&l);
         if (error < 0 || *cont_out || !more)
             break;
-        if (q->limit && json_array_size(items) == q->limit) {
+        if (q->limit && collected(q, items) == q->limit) {
             *cont_out = make_continue(o.rev, start);
             break;
         }
@@ -319,17 +343,42 @@ static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *
     return error;
 }
 
+/* Writes the List envelope around already-rendered items. */
+static void list_text_reply(const sw_kind *k, int64_t rev, const char *cont, const sw_buf *items,
+                            sw_response *resp)
+{
+    char av[128];
+    resp->status = 200;
+    sw_buf_printf(&resp->body,
+                  "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                  "\"%lld\"",
+                  k->kind, sw_kind_api_version(k, av, sizeof(av)), (long long)rev);
+    if (cont)
+        sw_buf_printf(&resp->body, ",\"continue\":\"%s\"", cont);
+    sw_buf_puts(&resp->body, "},\"items\":[");
+    sw_buf_put(&resp->body, items->ptr ? items->ptr : "", items->len);
+    sw_buf_puts(&resp->body, "]}\n");
+}
+
 static void rest_list(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     list_query q = {0};
     json_t *items = json_array(), *out = NULL;
     int64_t rev = 0;
     char *cont = NULL, rvs[24], av[128], kind[128];
+    sw_buf text = SW_BUF_INIT(resp->body.limit);
     int error = list_parse(req, rt, &q);
+    if (error == 0 && sw_selector_empty(q.labels) && sw_selector_empty(q.fields) &&
+        !sw_table_wanted(req))
+        q.text = &text;
     if (error == 0)
         error = list_collect(api, rt, &q, items, &rev, &cont);
     if (error < 0) {
         sw_rest_fail(resp, error, rt);
+        goto done;
+    }
+    if (q.text) {
+        list_text_reply(rt->kind, rev, cont, &text, resp);
         goto done;
     }
     snprintf(rvs, sizeof(rvs), "%lld", (long long)rev);
@@ -347,6 +396,7 @@ static void rest_list(sw_api *api, const sw_request *req, const sw_route *rt, sw
 done:
     json_decref(out);
     json_decref(items);
+    sw_buf_dispose(&text);
     sw_free(cont);
     list_query_dispose(&q);
 }

@@ -34,6 +34,7 @@ typedef struct watcher {
     sw_wevent **backlog; /* catch-up events from the store, sent before the ring */
     size_t nbacklog, backlog_off, backlog_cap;
     bool bookmarks, table, headers_sent, ended;
+    bool filtered; /* has a label or field selector */
     int64_t deadline_ms, next_bookmark_ms;
 } watcher;
 
@@ -81,17 +82,28 @@ static void consider(watcher *w, const sw_wevent *e)
     w->progress = e->rev;
     if (e->kind != w->kind || (w->has_ns && strcmp(e->ns, w->ns)))
         return;
-    bool now = selected(w, e->obj);
-    bool before = e->type == SW_STORE_UPDATE && selected(w, e->prev);
     const char *type = sw_wevent_type_name(e->type);
-    if (e->type == SW_STORE_UPDATE && now != before)
-        type = now ? "ADDED" : "DELETED";
-    else if (!now)
+    if (!w->filtered && !w->table) {
+        sw_buf_put(&w->out, e->line, e->len); /* the shared encoding, no decoding at all */
         return;
-    if (!w->table && !strcmp(type, sw_wevent_type_name(e->type)))
-        sw_buf_put(&w->out, e->line, e->len); /* the shared encoding */
-    else
-        emit(w, type, e->obj);
+    }
+    json_t *obj = sw_wevent_object(e), *prev = NULL;
+    bool now = selected(w, obj);
+    if (w->filtered && e->type == SW_STORE_UPDATE) {
+        prev = sw_wevent_prev(w->api, e);
+        if (now != selected(w, prev))
+            type = now ? "ADDED" : "DELETED";
+        else if (!now)
+            type = NULL;
+    } else if (!now) {
+        type = NULL;
+    }
+    if (type && !w->table && !strcmp(type, sw_wevent_type_name(e->type)))
+        sw_buf_put(&w->out, e->line, e->len);
+    else if (type)
+        emit(w, type, obj);
+    json_decref(obj);
+    json_decref(prev);
 }
 
 static void bookmark(watcher *w, bool initial_end)
@@ -282,6 +294,7 @@ void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     sw_buf_init(&w->out, 64u * 1024 * 1024);
     w->table = sw_table_wanted(req);
     int error = sw_rest_parse_selectors(rt->kind, req, &w->labels, &w->fields);
+    w->filtered = error == 0 && (!sw_selector_empty(w->labels) || !sw_selector_empty(w->fields));
     if (error == 0 && ts && *ts && (sw_str_to_i64(ts, &timeout) < 0 || timeout < 0))
         error = sw_error_set(SW_EBADREQUEST, "timeoutSeconds: invalid value %s", ts);
     if (error == 0 && bm && sw_str_to_bool(bm, &w->bookmarks) < 0)

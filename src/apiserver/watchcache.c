@@ -2,6 +2,8 @@
  * (see watchcache.h). */
 #include "apiserver/watchcache.h"
 
+#include "apiserver/object.h"
+
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -13,9 +15,21 @@
 #include <string.h>
 #include <time.h>
 
+/* A store event copied off the writer's thread, waiting for the dispatcher. */
+typedef struct raw_event {
+    struct raw_event *next;
+    sw_store_event ev; /* strings point into the allocation after this struct */
+} raw_event;
+
 struct sw_watchcache {
     pthread_mutex_t mu;
     pthread_cond_t cond;
+    pthread_mutex_t qmu; /* the raw queue */
+    pthread_cond_t qcond;
+    raw_event *qhead, *qtail;
+    pthread_t dispatcher;
+    bool dispatching;
+    bool qstop;
     sw_api *api;
     sw_store_watcher *watch;
     sw_wevent **ring;
@@ -49,25 +63,44 @@ static void key_namespace(const sw_kind *k, const char *key, char **ns_out)
 sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev)
 {
     const sw_kind *k = sw_api_kind_of_key(ev->key);
-    json_t *obj = NULL, *prev = NULL;
-    if (!k || sw_api_decode(api, k, ev->value, ev->value_len, ev->rev, &obj) < 0)
+    if (!k)
         return NULL;
-    if (ev->prev_value)
-        sw_api_decode(api, k, ev->prev_value, ev->prev_value_len, ev->prev_rev, &prev);
+    sw_buf b = SW_BUF_INIT(SIZE_MAX / 2);
+    sw_buf_printf(&b, "{\"type\":\"%s\",\"object\":", sw_wevent_type_name(ev->type));
+    size_t off = b.len;
+    if (sw_api_render(api, k, ev->key, ev->value, ev->value_len, ev->rev, &b) < 0) {
+        sw_buf_dispose(&b);
+        return NULL;
+    }
     sw_wevent *e = sw_calloc(1, sizeof(*e));
     e->refs = 1;
     e->type = ev->type;
     e->rev = ev->rev;
+    e->prev_rev = ev->prev_rev;
     e->kind = k;
-    e->obj = obj;
-    e->prev = prev;
+    if (ev->prev_value && ev->type == SW_STORE_UPDATE) {
+        e->prev = sw_strndup(ev->prev_value, ev->prev_value_len);
+        e->prev_len = ev->prev_value_len;
+    }
     key_namespace(k, ev->key, &e->ns);
-    sw_buf b = SW_BUF_INIT(SIZE_MAX / 2);
-    sw_buf_printf(&b, "{\"type\":\"%s\",\"object\":", sw_wevent_type_name(ev->type));
-    sw_json_dump_buf(obj, &b);
+    e->obj_off = off;
+    e->obj_len = b.len - off;
     sw_buf_puts(&b, "}\n");
     e->line = sw_buf_detach(&b, &e->len);
     return e;
+}
+
+json_t *sw_wevent_object(const sw_wevent *e)
+{
+    return json_loadb(e->line + e->obj_off, e->obj_len, 0, NULL);
+}
+
+json_t *sw_wevent_prev(sw_api *api, const sw_wevent *e)
+{
+    json_t *obj = NULL;
+    if (e->prev)
+        sw_api_decode(api, e->kind, e->prev, e->prev_len, e->prev_rev, &obj);
+    return obj;
 }
 
 void sw_wevent_ref(sw_wevent *e)
@@ -79,20 +112,17 @@ void sw_wevent_unref(sw_wevent *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    json_decref(e->obj);
-    json_decref(e->prev);
+    sw_free(e->prev);
     sw_free(e->ns);
     sw_free(e->line);
     sw_free(e);
 }
 
-/* Runs on the committing writer's thread, in revision order. */
-static void on_event(const sw_store_event *ev, void *payload)
+/* Appends an encoded event to the ring (dispatcher thread, revision order). */
+static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
 {
-    sw_watchcache *c = payload;
-    sw_wevent *e = sw_wevent_new(c->api, ev);
     pthread_mutex_lock(&c->mu);
-    c->last_rev = ev->rev;
+    c->last_rev = rev;
     if (e) {
         if (c->next_seq - c->first_seq == c->cap) {
             sw_wevent *old = c->ring[c->first_seq % c->cap];
@@ -107,6 +137,65 @@ static void on_event(const sw_store_event *ev, void *payload)
     pthread_mutex_unlock(&c->mu);
 }
 
+static char *copy_in(char *dst, const char *src, size_t n, const char **out)
+{
+    if (!src) {
+        *out = NULL;
+        return dst;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    *out = dst;
+    return dst + n + 1;
+}
+
+/* Runs on the committing writer's thread, in revision order: copy the bytes and go. */
+static void on_event(const sw_store_event *ev, void *payload)
+{
+    sw_watchcache *c = payload;
+    size_t klen = strlen(ev->key), need = sizeof(raw_event) + klen + 1 + ev->value_len + 1 +
+                                          (ev->prev_value ? ev->prev_value_len + 1 : 0);
+    raw_event *r = sw_malloc(need);
+    char *p = (char *)(r + 1);
+    r->next = NULL;
+    r->ev = *ev;
+    p = copy_in(p, ev->key, klen, &r->ev.key);
+    p = copy_in(p, ev->value, ev->value_len, &r->ev.value);
+    copy_in(p, ev->prev_value, ev->prev_value_len, &r->ev.prev_value);
+    pthread_mutex_lock(&c->qmu);
+    if (c->qtail)
+        c->qtail->next = r;
+    else
+        c->qhead = r;
+    c->qtail = r;
+    pthread_cond_signal(&c->qcond);
+    pthread_mutex_unlock(&c->qmu);
+}
+
+static void *dispatcher_main(void *arg)
+{
+    sw_watchcache *c = arg;
+    pthread_mutex_lock(&c->qmu);
+    for (;;) {
+        while (!c->qhead && !c->qstop)
+            pthread_cond_wait(&c->qcond, &c->qmu);
+        raw_event *r = c->qhead;
+        if (!r)
+            break;
+        c->qhead = c->qtail = NULL;
+        pthread_mutex_unlock(&c->qmu);
+        while (r) {
+            raw_event *next = r->next;
+            ring_push(c, r->ev.rev, sw_wevent_new(c->api, &r->ev));
+            sw_free(r);
+            r = next;
+        }
+        pthread_mutex_lock(&c->qmu);
+    }
+    pthread_mutex_unlock(&c->qmu);
+    return NULL;
+}
+
 int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
 {
     sw_watchcache *c = sw_calloc(1, sizeof(*c));
@@ -116,10 +205,17 @@ int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cond, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&c->qmu, NULL);
+    pthread_cond_init(&c->qcond, NULL);
     c->api = api;
     c->cap = ring_cap;
     c->ring = sw_calloc(ring_cap, sizeof(*c->ring));
     c->floor_rev = c->last_rev = sw_store_current_revision(api->store);
+    if (pthread_create(&c->dispatcher, NULL, dispatcher_main, c) != 0) {
+        sw_watchcache_free(c);
+        return sw_error_set(SW_ERROR, "cannot start the watch cache dispatcher");
+    }
+    c->dispatching = true;
     int error = sw_store_watch(api->store, "/", c->floor_rev, on_event, c, &c->watch);
     if (error < 0) {
         sw_watchcache_free(c);
@@ -142,11 +238,20 @@ void sw_watchcache_free(sw_watchcache *c)
     if (!c)
         return;
     sw_store_watch_cancel(c->api->store, c->watch);
+    if (c->dispatching) {
+        pthread_mutex_lock(&c->qmu);
+        c->qstop = true;
+        pthread_cond_signal(&c->qcond);
+        pthread_mutex_unlock(&c->qmu);
+        pthread_join(c->dispatcher, NULL); /* drains what was queued first */
+    }
     for (uint64_t s = c->first_seq; s < c->next_seq; s++)
         sw_wevent_unref(c->ring[s % c->cap]);
     sw_free(c->ring);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->qcond);
+    pthread_mutex_destroy(&c->qmu);
     sw_free(c);
 }
 

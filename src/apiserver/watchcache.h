@@ -1,6 +1,8 @@
-/* watchcache: the server's one store watch, fanned out to HTTP watchers. Each store event is
- * decoded and encoded to a JSON line once, kept in a bounded ring and shared by reference; a
- * watcher that falls behind the ring is closed (the client re-watches), never buffered. */
+/* watchcache: the server's one store watch, fanned out to HTTP watchers. The committing writer
+ * only copies each event's bytes onto a queue; a dispatcher thread encodes it to a JSON line
+ * once, keeps it in a bounded ring and shares it by reference; a watcher that falls behind the
+ * ring is closed (the client re-watches), never buffered. Events hold compact text, not decoded
+ * trees, so the ring's memory stays near its byte size. */
 #ifndef SW_WATCHCACHE_H
 #define SW_WATCHCACHE_H
 
@@ -12,12 +14,14 @@ typedef struct sw_wevent {
     int refs; /* atomic */
     int type; /* SW_STORE_CREATE / UPDATE / DELETE */
     int64_t rev;
+    int64_t prev_rev;
     const sw_kind *kind;
-    char *ns;   /* "" for cluster-scoped */
-    json_t *obj;  /* immutable after creation */
-    json_t *prev; /* previous version, or NULL */
-    char *line;   /* {"type":...,"object":...}\n */
+    char *ns;     /* "" for cluster-scoped */
+    char *line;   /* {"type":...,"object":...}\n, the shared encoding */
     size_t len;
+    size_t obj_off, obj_len; /* the object's JSON inside line */
+    char *prev;   /* the replaced version as stored (no resourceVersion), or NULL */
+    size_t prev_len;
 } sw_wevent;
 
 /* Starts watching the store from its current revision. ring_cap events are kept. */
@@ -28,6 +32,10 @@ void sw_watchcache_close(sw_watchcache *c);
 
 /* Builds an event from a store event (also used for catch-up from the store). */
 sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev);
+/* The event's object and the version it replaced, decoded on demand (new references; prev is
+ * NULL for creates). Only watchers with selectors or Table output need them. */
+json_t *sw_wevent_object(const sw_wevent *e);
+json_t *sw_wevent_prev(sw_api *api, const sw_wevent *e);
 void sw_wevent_ref(sw_wevent *e);
 void sw_wevent_unref(sw_wevent *e);
 const char *sw_wevent_type_name(int type);

@@ -19,7 +19,6 @@ typedef struct sw_registry sw_registry;
 typedef struct sw_kind_ctx {
     const char *image_registry; /* --image-registry HOST:PORT or "" */
     sw_registry *registry;      /* OCI registry client for imports (NULL: imports unavailable) */
-    const char *const *insecure_registries; /* --insecure-registry HOST:PORT, NULL-terminated */
 } sw_kind_ctx;
 
 /* Access to stored objects for virtual kinds, implemented by the API server. Objects come back
@@ -87,8 +86,13 @@ struct sw_kind {
     int (*prepare_status_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
     /* old is NULL on create. */
     int (*validate)(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old);
-    /* Adds computed fields on every read (never stored). */
-    void (*decorate)(const sw_kind_ctx *ctx, json_t *obj);
+    /* A status string computed on every read and never stored (ImageStream's
+     * status.dockerImageRepository): computed_status writes status.<computed_status_key> for
+     * the object ns/name into out and returns true, or returns false to leave the stored
+     * object as it is. */
+    const char *computed_status_key;
+    bool (*computed_status)(const sw_kind_ctx *ctx, const char *ns, const char *name, char *out,
+                            size_t n);
 
     /* Virtual kinds are served by these handlers instead of the store; verbs lists what
      * discovery advertises (NULL: every verb). */
