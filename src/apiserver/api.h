@@ -14,10 +14,12 @@
 #define SW_API_MAX_BODY (3u * 1024 * 1024)
 
 typedef struct sw_watchcache sw_watchcache;
+typedef struct sw_notifier sw_notifier;
 
 typedef struct sw_api {
     sw_store *store;
     sw_watchcache *cache;
+    sw_notifier *notifier; /* registry notifications; NULL when not configured */
     sw_kind_ctx kctx;
     char listen_addr[128]; /* host:port clients reach us at */
 } sw_api;

@@ -1,6 +1,7 @@
 /* server: libmicrohttpd front end, auth, dispatch, health and compaction (see server.h). */
 #include "apiserver/server.h"
 
+#include "apiserver/notify.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/watchcache.h"
 #include "util/alloc.h"
@@ -159,11 +160,16 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         .query = query_cb,
         .conn = conn,
     };
-    if (!authorized(s, conn, url)) {
-        sw_response_error(resp, SW_EUNAUTHORIZED, "Unauthorized", NULL, NULL);
-    } else if (cc->too_big) {
+    if (cc->too_big) {
         sw_response_error(resp, SW_ELIMIT, "the request body is larger than the 3145728-byte limit",
                           NULL, NULL);
+    } else if (sw_notify_matches(url)) {
+        /* The registry authenticates with its own token, not the admin one. */
+        sw_notify_handle(s->api->notifier, &req,
+                         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+                         resp);
+    } else if (!authorized(s, conn, url)) {
+        sw_response_error(resp, SW_EUNAUTHORIZED, "Unauthorized", NULL, NULL);
     } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
         health(resp);
     } else if (protobuf_to_json(&req, &pb_json, resp) < 0) {
@@ -274,18 +280,18 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (opts->tls_cert)
         s->daemon = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR,
-            (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,
+            mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
             MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
             MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert,
-            MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
-            NULL, MHD_OPTION_END);
+            MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_END);
     else
         s->daemon = MHD_start_daemon(
-            flags, 0, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+            flags, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
             MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u,
             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-            MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL, MHD_OPTION_END);
+            MHD_OPTION_END);
     if (!s->daemon) {
         int e = errno;
         pthread_mutex_destroy(&s->mu);

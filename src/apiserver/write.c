@@ -177,8 +177,7 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
         return error;
     if (rev)
         sw_object_set_rv(obj, rev);
-    if (k->decorate)
-        k->decorate(&api->kctx, obj);
+    sw_object_decorate(api, k, obj);
     return 0;
 }
 
@@ -285,8 +284,7 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     if ((error = validate_object(api, k, *objp, old)) < 0)
         goto done;
     sw_object_set_rv(*objp, cur->mod_rev);
-    if (k->decorate)
-        k->decorate(&api->kctx, *objp);
+    sw_object_decorate(api, k, *objp);
     sw_api_key(k, rt->ns, rt->name, key, sizeof(key));
     if (sw_json_at(*objp, "metadata.deletionTimestamp") && finalizers_empty(*objp)) {
         error = remove_object(api, req, key, *objp, cur->mod_rev);

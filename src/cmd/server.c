@@ -2,9 +2,12 @@
  * DIR/admin.kubeconfig, and runs until SIGINT/SIGTERM. */
 #include "cmd/cmd.h"
 
+#include "apiserver/notify.h"
+#include "controllers/controllers.h"
 #include "apiserver/server.h"
 #include "apiserver/tls.h"
 #include "apiserver/watchcache.h"
+#include "registry/client.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -14,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +36,12 @@ typedef struct server_flags {
     int64_t compact_interval;
     int64_t compact_keep;
     int64_t verbosity;
+    const char *insecure[33]; /* --insecure-registry, NULL-terminated */
+    size_t ninsecure;
+    const char *notify_token_file;
+    bool no_controllers;
+    int64_t scheduled_interval;
+    int64_t scheduled_per_minute;
 } server_flags;
 
 static void usage(FILE *f)
@@ -48,6 +58,15 @@ static void usage(FILE *f)
             "                              --insecure-anonymous or use curl/python clients)\n"
             "  --image-registry HOST:PORT  the registry ImageStreams push to; sets\n"
             "                              status.dockerImageRepository (OpenShift's internalRegistryHostname)\n"
+            "  --insecure-registry HOST:PORT  a registry reached over plain HTTP or without TLS\n"
+            "                              verification, for every import (repeatable)\n"
+            "  --registry-notifications-token-file FILE  accept the distribution registry's\n"
+            "                              notifications at POST /notifications/registry with\n"
+            "                              Authorization: Bearer <the token in FILE>\n"
+            "  --scheduled-import-interval SECONDS  minimum time between two scheduled imports of a\n"
+            "                              tag (default 900, OpenShift's default)\n"
+            "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
+            "  --no-controllers            serve the API only (run `slipway controllers` elsewhere)\n"
             "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without fsync\n"
             "                              per commit (survives a process crash, not a power loss)\n"
             "  --compact-interval SECONDS  how often old revisions are compacted (default 60; 0: never)\n"
@@ -88,6 +107,15 @@ static int parse_flags(int argc, char **argv, server_flags *f)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--insecure-anonymous")) {
             f->anonymous = true;
+        } else if (!strcmp(argv[i], "--no-controllers")) {
+            f->no_controllers = true;
+        } else if ((v = flag_value(argc, argv, &i, "--scheduled-import-interval"))) {
+            if (sw_str_to_i64(v, &f->scheduled_interval) < 0 || f->scheduled_interval < 1)
+                return sw_error_set(SW_EINVALID, "--scheduled-import-interval: expected seconds");
+        } else if ((v = flag_value(argc, argv, &i, "--max-scheduled-imports-per-minute"))) {
+            if (sw_str_to_i64(v, &f->scheduled_per_minute) < 0 || f->scheduled_per_minute < 1)
+                return sw_error_set(SW_EINVALID,
+                                    "--max-scheduled-imports-per-minute: expected a count");
         } else if (!strcmp(argv[i], "--plain-http")) {
             f->plain_http = true;
         } else if ((v = flag_value(argc, argv, &i, "--data-dir"))) {
@@ -97,6 +125,12 @@ static int parse_flags(int argc, char **argv, server_flags *f)
                 return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--image-registry"))) {
             f->image_registry = v;
+        } else if ((v = flag_value(argc, argv, &i, "--insecure-registry"))) {
+            if (f->ninsecure == 32)
+                return sw_error_set(SW_EINVALID, "--insecure-registry: at most 32");
+            f->insecure[f->ninsecure++] = v;
+        } else if ((v = flag_value(argc, argv, &i, "--registry-notifications-token-file"))) {
+            f->notify_token_file = v;
         } else if ((v = flag_value(argc, argv, &i, "--store-sync"))) {
             if (strcmp(v, "full") && strcmp(v, "normal"))
                 return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
@@ -186,6 +220,7 @@ static int run(server_flags *f)
     char dbpath[4096], token[80], *cert = NULL, *key = NULL;
     sw_store *store = NULL;
     sw_apiserver *srv = NULL;
+    sw_controllers *ctrl = NULL;
     sw_api api = {0};
     int64_t t0 = sw_time_mono_ms();
     int error = 0;
@@ -202,10 +237,16 @@ static int run(server_flags *f)
         return error;
     api.store = store;
     api.kctx.image_registry = f->image_registry ? f->image_registry : "";
+    sw_registry_opts ro = {.insecure_hosts = f->insecure};
+    if ((error = sw_registry_new(&api.kctx.registry, &ro)) < 0)
+        goto done;
+    if (f->notify_token_file &&
+        (error = sw_notifier_new(&api.notifier, &api, f->notify_token_file)) < 0)
+        goto done;
     snprintf(api.listen_addr, sizeof(api.listen_addr), "%s:%u", f->host, f->port);
     if ((error = sw_api_bootstrap(&api)) < 0)
         goto done;
-    if ((error = sw_watchcache_new(&api.cache, &api, 16384)) < 0)
+    if ((error = sw_watchcache_new(&api.cache, &api, 8192)) < 0)
         goto done;
     sw_apiserver_opts o = {.host = f->host, .port = f->port, .token = token,
                            .anonymous = f->anonymous,
@@ -215,6 +256,17 @@ static int run(server_flags *f)
         goto done;
     if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
         goto done;
+    if (!f->no_controllers) {
+        /* The embedded controllers are API clients of this server, like any other. */
+        char kcpath[4200];
+        snprintf(kcpath, sizeof(kcpath), "%s/admin.kubeconfig", f->data_dir);
+        sw_controllers_opts co = {.kubeconfig = kcpath,
+                                  .import = {.scheduled_interval_s = (int)f->scheduled_interval,
+                                             .max_scheduled_per_minute =
+                                                 (int)f->scheduled_per_minute}};
+        if ((error = sw_controllers_start(&ctrl, &co)) < 0)
+            goto done;
+    }
     sw_log(SW_LOG_WARN, "slipway %s serving on %s://%s:%u (revision %lld, ready in %lldms); "
                         "kubeconfig: %s/admin.kubeconfig",
            SW_VERSION, cert ? "https" : "http", f->host, f->port, (long long)sw_store_current_revision(store),
@@ -227,8 +279,11 @@ static int run(server_flags *f)
     sigwait(&set, &sig);
     sw_log(SW_LOG_WARN, "received signal %d, shutting down", sig);
 done:
+    sw_controllers_stop(ctrl);
     sw_apiserver_stop(srv);
+    sw_notifier_free(api.notifier);
     sw_watchcache_free(api.cache);
+    sw_registry_free(api.kctx.registry);
     sw_store_close(store);
     sw_free(cert);
     sw_free(key);
@@ -238,7 +293,8 @@ done:
 int sw_cmd_server(int argc, char **argv)
 {
     server_flags f = {.data_dir = "slipway-data", .host = "127.0.0.1", .port = 6443,
-                      .sync_full = true, .compact_interval = 60, .compact_keep = 10000};
+                      .sync_full = true, .compact_interval = 60, .compact_keep = 10000,
+                      .scheduled_interval = 900, .scheduled_per_minute = 60};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -269,6 +325,9 @@ int sw_cmd_server(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     json_set_alloc_funcs(sw_malloc, sw_free);
+    /* One malloc arena per thread (glibc's default, 8 per core) fragments badly under a
+     * thread-per-connection server; a few shared arenas keep RSS near the live data. */
+    mallopt(M_ARENA_MAX, 4);
     if (run(&f) < 0) {
         fprintf(stderr, "slipway server: %s\n", sw_error_msg());
         return 1;

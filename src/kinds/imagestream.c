@@ -234,6 +234,39 @@ static void apply_tag_references(json_t *obj, const json_t *old)
     }
 }
 
+/* status.dockerImageRepository is <internal registry>/<ns>/<name>, computed on read; without
+ * a registry it falls back to spec.dockerImageRepository, which depends on the object alone and
+ * is therefore kept in the stored status (always as its first key, so reads can replace it). */
+static bool is_computed_status(const sw_kind_ctx *ctx, const char *ns, const char *name,
+                               char *out, size_t n)
+{
+    if (!ctx->image_registry || !*ctx->image_registry)
+        return false;
+    snprintf(out, n, "%s/%s/%s", ctx->image_registry, ns ? ns : "", name ? name : "");
+    return true;
+}
+
+static void store_repository_fallback(json_t *obj)
+{
+    const char *spec = sw_json_str_at(obj, "spec.dockerImageRepository");
+    json_t *status = json_object_get(obj, "status");
+    json_t *next = json_object();
+    const char *key;
+    json_t *v;
+    if (spec && *spec)
+        json_object_set_new(next, "dockerImageRepository", json_string(spec));
+    json_object_foreach(status, key, v) {
+        if (strcmp(key, "dockerImageRepository"))
+            json_object_set(next, key, v);
+    }
+    if (json_object_size(next))
+        json_object_set_new(obj, "status", next);
+    else {
+        json_decref(next);
+        json_object_del(obj, "status");
+    }
+}
+
 static int is_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 {
     size_t i;
@@ -243,6 +276,7 @@ static int is_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
         default_tag(tag);
     }
     apply_tag_references(obj, NULL);
+    store_repository_fallback(obj);
     return 0;
 }
 
@@ -292,6 +326,7 @@ static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
             json_object_set_new(tag, "generation", json_integer(gen));
     }
     apply_tag_references(obj, old);
+    store_repository_fallback(obj);
     return 0;
 }
 
@@ -314,21 +349,8 @@ static int is_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, const j
             sw_json_int_at(spec, "generation", &tg);
         json_object_set_new(head, "generation", json_integer(tg));
     }
+    store_repository_fallback(obj);
     return 0;
-}
-
-static void is_decorate(const sw_kind_ctx *ctx, json_t *obj)
-{
-    char repo[600];
-    const char *ns = sw_json_str_at(obj, "metadata.namespace");
-    const char *name = sw_json_str_at(obj, "metadata.name");
-    if (ctx->image_registry && *ctx->image_registry)
-        snprintf(repo, sizeof(repo), "%s/%s/%s", ctx->image_registry, ns ? ns : "",
-                 name ? name : "");
-    else
-        sw_strlcpy(repo, sw_json_str_at(obj, "spec.dockerImageRepository") ?: "", sizeof(repo));
-    if (repo[0])
-        sw_json_set_path(obj, "status.dockerImageRepository", json_string(repo));
 }
 
 static void is_repo(const json_t *obj, sw_buf *out)
@@ -391,7 +413,8 @@ const sw_kind sw_kind_imagestream = {
         "\"reason\":\"string\",\"message\":\"string\",\"generation\":\"integer\"}]}]}}",
     .columns = is_columns, .ncolumns = 3, .prepare_create = is_prepare_create,
     .prepare_update = is_prepare_update, .prepare_status_update = is_prepare_status_update,
-    .validate = is_validate, .decorate = is_decorate,
+    .validate = is_validate, .computed_status_key = "dockerImageRepository",
+    .computed_status = is_computed_status,
 };
 
 /* The tag a same-stream ImageStreamTag reference points at, or NULL. */

@@ -1,0 +1,255 @@
+/* notify: the distribution registry's notification webhook (POST /notifications/registry).
+ * Authenticated by a bearer token read from --registry-notifications-token-file; anything else
+ * gets 401. Each manifest push by tag is queued and a worker thread re-imports, at once, every
+ * scheduled ImageStream tag that names the pushed repository:tag on that registry. */
+#include "apiserver/notify.h"
+
+#include "kinds/imagestream.h"
+#include "kinds/imagestreamimport.h"
+#include "registry/ref.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/str.h"
+
+#include <openssl/crypto.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define QUEUE_MAX 4096
+
+typedef struct push {
+    char host[256];
+    char repository[256];
+    char tag[129];
+} push;
+
+struct sw_notifier {
+    sw_api *api;
+    char token[256];
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    push *queue;
+    size_t head, count;
+    bool stopping;
+    pthread_t worker;
+};
+
+bool sw_notify_matches(const char *path)
+{
+    return !strcmp(path, "/notifications/registry");
+}
+
+static bool token_ok(const sw_notifier *n, const char *auth)
+{
+    size_t len = strlen(n->token);
+    return len && auth && !strncmp(auth, "Bearer ", 7) && strlen(auth + 7) == len &&
+           CRYPTO_memcmp(auth + 7, n->token, len) == 0;
+}
+
+/* "http://host:port/v2/..." → host:port */
+static void url_host(const char *url, char *out, size_t n)
+{
+    const char *p = url ? strstr(url, "://") : NULL;
+    out[0] = '\0';
+    if (!p)
+        return;
+    p += 3;
+    size_t len = strcspn(p, "/");
+    if (len < n) {
+        memcpy(out, p, len);
+        out[len] = '\0';
+    }
+}
+
+static void enqueue(sw_notifier *n, const push *p)
+{
+    pthread_mutex_lock(&n->mu);
+    if (n->count < QUEUE_MAX) {
+        n->queue[(n->head + n->count) % QUEUE_MAX] = *p;
+        n->count++;
+        pthread_cond_signal(&n->cond);
+    } else {
+        sw_log(SW_LOG_WARN, "registry notification dropped: queue full (%s:%s)", p->repository,
+               p->tag);
+    }
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* Queues the pushes in an events envelope; returns how many. */
+static int parse_events(sw_notifier *n, const json_t *env)
+{
+    size_t i, queued = 0;
+    json_t *ev;
+    json_array_foreach(json_object_get(env, "events"), i, ev) {
+        push p;
+        const char *action = sw_json_str_at(ev, "action");
+        const char *repo = sw_json_str_at(ev, "target.repository");
+        const char *tag = sw_json_str_at(ev, "target.tag");
+        if (!sw_str_eq(action, "push") || !repo || !tag || !*tag)
+            continue;
+        url_host(sw_json_str_at(ev, "target.url"), p.host, sizeof(p.host));
+        if (!p.host[0])
+            sw_strlcpy(p.host, sw_json_str_at(ev, "request.host") ?: "", sizeof(p.host));
+        if (sw_strlcpy(p.repository, repo, sizeof(p.repository)) >= sizeof(p.repository) ||
+            sw_strlcpy(p.tag, tag, sizeof(p.tag)) >= sizeof(p.tag))
+            continue;
+        enqueue(n, &p);
+        queued++;
+    }
+    return (int)queued;
+}
+
+void sw_notify_handle(sw_notifier *n, const sw_request *req, const char *auth, sw_response *resp)
+{
+    json_t *env = NULL;
+    if (!n || !token_ok(n, auth)) {
+        sw_response_error(resp, SW_EUNAUTHORIZED, "Unauthorized", NULL, NULL);
+        return;
+    }
+    if (strcmp(req->method, "POST")) {
+        sw_response_error(resp, SW_EMETHOD, "registry notifications must be POSTed", NULL, NULL);
+        return;
+    }
+    int error = sw_json_parse(req->body, req->body_len, 16, 0, &env);
+    if (error == 0 && !json_is_array(json_object_get(env, "events")))
+        error = sw_error_set(SW_EBADREQUEST, "a notification envelope needs an events array");
+    if (error < 0) {
+        sw_response_error(resp, error, sw_error_msg(), NULL, NULL);
+    } else {
+        int q = parse_events(n, env);
+        json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s}", "kind", "Status", "apiVersion", "v1",
+                               "metadata", "status", "Success", "message", "");
+        char msg[64];
+        snprintf(msg, sizeof(msg), "%d push event(s) queued", q);
+        json_object_set_new(st, "message", json_string(msg));
+        sw_response_json(resp, 200, st);
+        json_decref(st);
+    }
+    json_decref(env);
+}
+
+/* Does spec tag t (scheduled, DockerImage) name the pushed image? */
+static bool tag_matches(const json_t *t, const push *p)
+{
+    sw_ref ref;
+    if (!sw_json_bool_at(t, "importPolicy.scheduled") || sw_json_bool_at(t, "reference") ||
+        !sw_str_eq(sw_json_str_at(t, "from.kind"), "DockerImage") ||
+        sw_ref_parse(sw_json_str_at(t, "from.name") ?: "", &ref) < 0)
+        return false;
+    return !strcmp(ref.repository, p->repository) && !strcmp(ref.tag, p->tag) &&
+           (!p->host[0] || !strcmp(ref.registry, p->host));
+}
+
+static void reimport(sw_notifier *n, sw_objects *o, const json_t *stream, const push *p)
+{
+    json_t *images = json_array(), *out = NULL;
+    size_t i;
+    json_t *t;
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t) {
+        if (!tag_matches(t, p))
+            continue;
+        json_t *e = json_pack("{s:{s:s, s:s}, s:{s:s}}", "from", "kind", "DockerImage", "name",
+                              sw_json_str_at(t, "from.name"), "to", "name",
+                              sw_json_str_at(t, "name"));
+        if (json_object_get(t, "importPolicy"))
+            json_object_set(e, "importPolicy", json_object_get(t, "importPolicy"));
+        json_array_append_new(images, e);
+    }
+    const char *ns = sw_json_str_at(stream, "metadata.namespace");
+    const char *name = sw_json_str_at(stream, "metadata.name");
+    if (json_array_size(images)) {
+        json_t *isi = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:b, s:O}}", "apiVersion",
+                                "image.openshift.io/v1", "kind", "ImageStreamImport", "metadata",
+                                "name", name, "namespace", ns, "spec", "import", 1, "images",
+                                images);
+        if (sw_imagestreamimport_run(&n->api->kctx, o, ns, isi, &out) < 0)
+            sw_log(SW_LOG_WARN, "re-import of %s/%s after a push of %s:%s failed: %s", ns, name,
+                   p->repository, p->tag, sw_error_msg());
+        else
+            sw_log(SW_LOG_INFO, "re-imported %s/%s after a push of %s/%s:%s", ns, name, p->host,
+                   p->repository, p->tag);
+        json_decref(isi);
+        json_decref(out);
+    }
+    json_decref(images);
+}
+
+static void handle_push(sw_notifier *n, const push *p)
+{
+    sw_objects *o = sw_api_objects_new(n->api);
+    json_t *streams = NULL;
+    size_t i;
+    json_t *s;
+    if (o->list(o, &sw_kind_imagestream, NULL, &streams) == 0)
+        json_array_foreach(streams, i, s) reimport(n, o, s, p);
+    json_decref(streams);
+    sw_api_objects_free(o);
+}
+
+static void *worker_main(void *arg)
+{
+    sw_notifier *n = arg;
+    pthread_mutex_lock(&n->mu);
+    for (;;) {
+        while (!n->stopping && n->count == 0)
+            pthread_cond_wait(&n->cond, &n->mu);
+        if (n->stopping)
+            break;
+        push p = n->queue[n->head];
+        n->head = (n->head + 1) % QUEUE_MAX;
+        n->count--;
+        pthread_mutex_unlock(&n->mu);
+        handle_push(n, &p);
+        pthread_mutex_lock(&n->mu);
+    }
+    pthread_mutex_unlock(&n->mu);
+    return NULL;
+}
+
+int sw_notifier_new(sw_notifier **out, sw_api *api, const char *token_file)
+{
+    FILE *f = fopen(token_file, "r");
+    if (!f)
+        return sw_error_set(SW_EINVALID, "--registry-notifications-token-file: cannot read %s",
+                            token_file);
+    sw_notifier *n = sw_calloc(1, sizeof(*n));
+    size_t r = fread(n->token, 1, sizeof(n->token) - 1, f);
+    fclose(f);
+    n->token[r] = '\0';
+    n->token[strcspn(n->token, "\r\n")] = '\0';
+    if (strlen(n->token) < 16) {
+        sw_free(n);
+        return sw_error_set(SW_EINVALID, "--registry-notifications-token-file: the token in %s "
+                                         "must be at least 16 characters",
+                            token_file);
+    }
+    n->api = api;
+    n->queue = sw_calloc(QUEUE_MAX, sizeof(*n->queue));
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_cond_init(&n->cond, NULL);
+    if (pthread_create(&n->worker, NULL, worker_main, n) != 0) {
+        sw_free(n->queue);
+        sw_free(n);
+        return sw_error_set(SW_ERROR, "cannot start the notification worker");
+    }
+    *out = n;
+    return 0;
+}
+
+void sw_notifier_free(sw_notifier *n)
+{
+    if (!n)
+        return;
+    pthread_mutex_lock(&n->mu);
+    n->stopping = true;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->mu);
+    pthread_join(n->worker, NULL);
+    pthread_mutex_destroy(&n->mu);
+    pthread_cond_destroy(&n->cond);
+    sw_free(n->queue);
+    sw_free(n);
+}
