@@ -173,6 +173,7 @@ static void rest_get(sw_api *api, const sw_request *req, const sw_route *rt, sw_
     int error = sw_store_get(api->store, key, &kv);
     if (error == 0 && !sw_table_wanted(req)) {
         /* The stored text, spliced: no decoding on the read path. */
+        sw_buf_reserve(&resp->body, kv.value_len + 64);
         error = sw_api_render(api, rt->kind, key, kv.value, kv.value_len, kv.mod_rev, &resp->body);
         sw_buf_putc(&resp->body, '\n');
         resp->status = 200;

@@ -66,6 +66,7 @@ sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev)
     if (!k)
         return NULL;
     sw_buf b = SW_BUF_INIT(SIZE_MAX / 2);
+    sw_buf_reserve(&b, ev->value_len + 128);
     sw_buf_printf(&b, "{\"type\":\"%s\",\"object\":", sw_wevent_type_name(ev->type));
     size_t off = b.len;
     if (sw_api_render(api, k, ev->key, ev->value, ev->value_len, ev->rev, &b) < 0) {
@@ -163,12 +164,13 @@ static void on_event(const sw_store_event *ev, void *payload)
     p = copy_in(p, ev->value, ev->value_len, &r->ev.value);
     copy_in(p, ev->prev_value, ev->prev_value_len, &r->ev.prev_value);
     pthread_mutex_lock(&c->qmu);
-    if (c->qtail)
-        c->qtail->next = r;
-    else
+    if (c->qtail) {
+        c->qtail->next = r; /* the dispatcher is already awake for the earlier ones */
+    } else {
         c->qhead = r;
+        pthread_cond_signal(&c->qcond);
+    }
     c->qtail = r;
-    pthread_cond_signal(&c->qcond);
     pthread_mutex_unlock(&c->qmu);
 }
 

@@ -330,7 +330,9 @@ void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
         sw_kv cur = {0};
         json_decref(obj);
-        obj = json_deep_copy(body);
+        /* update_object consumes its input; only a retry needs the body again */
+        obj = attempt + 1 < CAS_RETRIES && !sw_object_rv(body) ? json_deep_copy(body)
+                                                                 : json_incref(body);
         error = fetch(api, rt, &cur);
         if (error == 0)
             error = update_object(api, req, rt, &obj, &cur, status);

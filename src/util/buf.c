@@ -35,6 +35,11 @@ static int grow(sw_buf *b, size_t extra)
     return 0;
 }
 
+int sw_buf_reserve(sw_buf *b, size_t n)
+{
+    return grow(b, n);
+}
+
 int sw_buf_put(sw_buf *b, const void *data, size_t n)
 {
     int error = grow(b, n);

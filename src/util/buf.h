@@ -18,6 +18,8 @@ typedef struct sw_buf {
 #define SW_BUF_INIT(limit_) {NULL, 0, 0, (limit_), 0}
 
 void sw_buf_init(sw_buf *b, size_t limit);
+/* Makes room for n more bytes at once (avoids regrowth when the final size is known). */
+int sw_buf_reserve(sw_buf *b, size_t n);
 int sw_buf_put(sw_buf *b, const void *data, size_t n);
 int sw_buf_puts(sw_buf *b, const char *s);
 int sw_buf_putc(sw_buf *b, char c);
