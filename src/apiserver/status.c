@@ -4,6 +4,9 @@
 #include "util/error.h"
 #include "util/json.h"
 
+#include <stdio.h>
+#include <string.h>
+
 void sw_response_init(sw_response *resp)
 {
     resp->status = 200;
@@ -33,8 +36,32 @@ void sw_response_json(sw_response *resp, int status, const json_t *body)
     sw_buf_putc(&resp->body, '\n');
 }
 
+/* Invalid: "<Kind>.<group> \"<name>\" is invalid: <field>: <detail>" with one cause naming the
+ * field, which is what kubectl prints. */
+static json_t *invalid_status(const char *message, const sw_kind *kind, const char *name)
+{
+    char full[1600], field[256] = "";
+    const char *colon = strstr(message, ": ");
+    if (colon && (size_t)(colon - message) < sizeof(field) && !memchr(message, ' ', (size_t)(colon - message))) {
+        memcpy(field, message, (size_t)(colon - message));
+        field[colon - message] = '\0';
+    }
+    snprintf(full, sizeof(full), "%s%s%s \"%s\" is invalid: %s", kind->kind,
+             kind->group[0] ? "." : "", kind->group, name, message);
+    json_t *cause = json_pack("{s:s, s:s}", "reason", "FieldValueInvalid", "message",
+                              field[0] ? colon + 2 : message);
+    if (field[0])
+        json_object_set_new(cause, "field", json_string(field));
+    return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:[o]}, s:i}", "kind",
+                     "Status", "apiVersion", "v1", "metadata", "status", "Failure", "message",
+                     full, "reason", "Invalid", "details", "name", name, "group", kind->group,
+                     "kind", kind->kind, "causes", cause, "code", 422);
+}
+
 json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, const char *name)
 {
+    if (code == SW_EINVALID && kind && name && *name)
+        return invalid_status(message, kind, name);
     json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
                            "v1", "metadata", "status", "Failure", "message", message, "reason",
                            sw_error_reason(code), "code", sw_error_http_status(code));

@@ -12,13 +12,13 @@
 extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_kind_event,
     sw_kind_serviceaccount, sw_kind_lease, sw_kind_imagestream, sw_kind_image,
     sw_kind_imagestreamtag, sw_kind_imagestreamimage, sw_kind_imagestreammapping,
-    sw_kind_imagestreamimport;
+    sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build;
 
 static const sw_kind *const table[] = {
     &sw_kind_namespace, &sw_kind_secret,      &sw_kind_configmap,   &sw_kind_event,
     &sw_kind_serviceaccount, &sw_kind_lease,  &sw_kind_imagestream, &sw_kind_image,
     &sw_kind_imagestreamtag, &sw_kind_imagestreamimage, &sw_kind_imagestreammapping,
-    &sw_kind_imagestreamimport,
+    &sw_kind_imagestreamimport, &sw_kind_buildconfig, &sw_kind_build,
 };
 #define NKINDS (sizeof(table) / sizeof(table[0]))
 

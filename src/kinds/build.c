@@ -1,0 +1,315 @@
+/* build: build.openshift.io/v1 BuildConfig and Build (openshift-api.md §4.3, §5): descriptors,
+ * defaults (runPolicy Serial, history limits 5, a new Build is phase New), validation of the
+ * subset slipway builds (the Docker strategy; Git, Dockerfile, Binary and None sources; output
+ * to an ImageStreamTag or a DockerImage) and the phase rules (a finished build stays finished). */
+#include "kinds/build.h"
+
+#include "util/error.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define OBJREF                                                                                     \
+    "{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\",\"uid\":\"string\","      \
+    "\"apiVersion\":\"string\",\"resourceVersion\":\"string\",\"fieldPath\":\"string\"}"
+#define LOCALREF "{\"name\":\"string\"}"
+#define ENVVAR "[{\"name\":\"string\",\"value\":\"string\",\"valueFrom\":\"any\"}]"
+
+/* CommonSpec, shared by BuildConfig and Build. */
+#define COMMON_SPEC                                                                                \
+    "\"serviceAccount\":\"string\",\"source\":{\"type\":\"string\",\"git\":{\"uri\":\"string\","  \
+    "\"ref\":\"string\",\"httpProxy\":\"string\",\"httpsProxy\":\"string\",\"noProxy\":\"string\"}," \
+    "\"dockerfile\":\"string\",\"binary\":{\"asFile\":\"string\"},\"images\":[\"any\"],"          \
+    "\"contextDir\":\"string\",\"sourceSecret\":" LOCALREF ",\"secrets\":[\"any\"],"              \
+    "\"configMaps\":[\"any\"]},\"revision\":\"any\",\"strategy\":{\"type\":\"string\","           \
+    "\"dockerStrategy\":{\"from\":" OBJREF ",\"pullSecret\":" LOCALREF ",\"noCache\":\"boolean\"," \
+    "\"env\":" ENVVAR ",\"forcePull\":\"boolean\",\"dockerfilePath\":\"string\",\"buildArgs\":"    \
+    ENVVAR ",\"imageOptimizationPolicy\":\"string\",\"volumes\":[\"any\"]},\"sourceStrategy\":"   \
+    "\"any\",\"customStrategy\":\"any\",\"jenkinsPipelineStrategy\":\"any\"},\"output\":{\"to\":" \
+    OBJREF ",\"pushSecret\":" LOCALREF ",\"imageLabels\":[{\"name\":\"string\",\"value\":"        \
+    "\"string\"}]},\"resources\":\"any\",\"postCommit\":\"any\",\"completionDeadlineSeconds\":"   \
+    "\"integer\",\"nodeSelector\":\"map\",\"mountTrustedCA\":\"boolean\""
+
+static bool one_of(const char *v, const char *const *set)
+{
+    for (size_t i = 0; set[i]; i++)
+        if (sw_str_eq(v, set[i]))
+            return true;
+    return false;
+}
+
+static int check_enum(const json_t *obj, const char *path, const char *const *set, bool required)
+{
+    const char *v = sw_json_str_at(obj, path);
+    if (!v && !required)
+        return 0;
+    if (one_of(v, set))
+        return 0;
+    char allowed[256] = "";
+    for (size_t i = 0; set[i]; i++)
+        snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s\"%s\"",
+                 i ? ", " : "", set[i]);
+    if (!v)
+        return sw_error_set(SW_EINVALID, "%s: Required value: one of %s", path, allowed);
+    return sw_error_set(SW_EINVALID, "%s: Unsupported value: \"%.64s\": supported values: %s",
+                        path, v, allowed);
+}
+
+/* The common spec: what slipway can build. */
+static int validate_common(const json_t *spec)
+{
+    static const char *const sources[] = {"Git", "Dockerfile", "Binary", "None", NULL};
+    static const char *const strategies[] = {"Docker", NULL};
+    static const char *const outputs[] = {"ImageStreamTag", "DockerImage", NULL};
+    static const char *const froms[] = {"DockerImage", "ImageStreamTag", "ImageStreamImage", NULL};
+    int error = check_enum(spec, "source.type", sources, false);
+    if (error == 0)
+        error = check_enum(spec, "strategy.type", strategies, true);
+    if (error == 0 && sw_json_at(spec, "strategy.dockerStrategy.from"))
+        error = check_enum(spec, "strategy.dockerStrategy.from.kind", froms, true);
+    if (error == 0 && sw_json_at(spec, "output.to"))
+        error = check_enum(spec, "output.to.kind", outputs, true);
+    if (error == 0 && sw_str_eq(sw_json_str_at(spec, "source.type"), "Git") &&
+        !sw_json_str_at(spec, "source.git.uri"))
+        error = sw_error_set(SW_EINVALID, "spec.source.git.uri: Required value");
+    if (error == 0 && sw_str_eq(sw_json_str_at(spec, "source.type"), "Dockerfile") &&
+        !sw_json_str_at(spec, "source.dockerfile"))
+        error = sw_error_set(SW_EINVALID, "spec.source.dockerfile: Required value");
+    const char *ctx = sw_json_str_at(spec, "source.contextDir");
+    if (error == 0 && ctx && (ctx[0] == '/' || strstr(ctx, "..")))
+        error = sw_error_set(SW_EINVALID,
+                             "spec.source.contextDir: Invalid value: \"%.200s\": must be a "
+                             "relative path inside the source, without '..'",
+                             ctx);
+    int64_t deadline;
+    if (error == 0 && sw_json_int_at(spec, "completionDeadlineSeconds", &deadline) && deadline <= 0)
+        error = sw_error_set(SW_EINVALID,
+                             "spec.completionDeadlineSeconds: Invalid value: must be positive");
+    if (error == SW_EINVALID && strncmp(sw_error_msg(), "spec.", 5)) {
+        char msg[600];
+        sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
+        sw_error_set(SW_EINVALID, "spec.%s", msg);
+    }
+    return error;
+}
+
+/* ---- BuildConfig ---- */
+
+static void default_strategy_type(json_t *spec)
+{
+    if (!sw_json_str_at(spec, "strategy.type") && sw_json_at(spec, "strategy.dockerStrategy"))
+        sw_json_set_path(spec, "strategy.type", json_string("Docker"));
+}
+
+static int bc_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
+{
+    json_t *spec = sw_json_obj_path(obj, "spec");
+    if (!sw_json_str_at(spec, "runPolicy"))
+        json_object_set_new(spec, "runPolicy", json_string("Serial"));
+    if (!json_object_get(spec, "successfulBuildsHistoryLimit"))
+        json_object_set_new(spec, "successfulBuildsHistoryLimit", json_integer(5));
+    if (!json_object_get(spec, "failedBuildsHistoryLimit"))
+        json_object_set_new(spec, "failedBuildsHistoryLimit", json_integer(5));
+    default_strategy_type(spec);
+    sw_json_set_path(obj, "status.lastVersion", json_integer(0));
+    return 0;
+}
+
+static int bc_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
+{
+    default_strategy_type(sw_json_obj_path(obj, "spec"));
+    return 0;
+}
+
+static int check_triggers(const json_t *spec)
+{
+    static const char *const types[] = {"ConfigChange", "ImageChange", "Generic", "GitHub",
+                                        "GitLab", "Bitbucket", NULL};
+    size_t i, empty_from = 0;
+    json_t *t;
+    json_array_foreach(json_object_get(spec, "triggers"), i, t) {
+        const char *type = sw_json_str_at(t, "type");
+        if (!one_of(type, types))
+            return sw_error_set(SW_EINVALID,
+                                "spec.triggers[%zu].type: Unsupported value: \"%.64s\"", i,
+                                type ? type : "");
+        const char *hook = !strcmp(type, "Generic")  ? "generic"
+                           : !strcmp(type, "GitHub") ? "github"
+                           : !strcmp(type, "GitLab") ? "gitlab"
+                           : !strcmp(type, "Bitbucket") ? "bitbucket"
+                                                        : NULL;
+        char path[64];
+        if (hook) {
+            snprintf(path, sizeof(path), "%s.secret", hook);
+            const char *secret = sw_json_str_at(t, path);
+            snprintf(path, sizeof(path), "%s.secretReference.name", hook);
+            if ((!secret || !*secret) && !sw_json_str_at(t, path))
+                return sw_error_set(SW_EINVALID,
+                                    "spec.triggers[%zu].%s.secret: Required value: a webhook "
+                                    "trigger needs a secret or a secretReference",
+                                    i, hook);
+        }
+        if (!strcmp(type, "ImageChange") && !sw_json_at(t, "imageChange.from") && ++empty_from > 1)
+            return sw_error_set(SW_EINVALID,
+                                "spec.triggers[%zu].imageChange.from: Invalid value: only one "
+                                "ImageChange trigger may omit from (it follows the strategy's)",
+                                i);
+    }
+    return 0;
+}
+
+static int bc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    static const char *const policies[] = {"Serial", "Parallel", "SerialLatestOnly", NULL};
+    const json_t *spec = json_object_get(obj, "spec");
+    int error = check_enum(spec, "runPolicy", policies, true);
+    if (error == SW_EINVALID) {
+        char msg[600];
+        sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
+        sw_error_set(SW_EINVALID, "spec.%s", msg);
+    }
+    if (error == 0)
+        error = validate_common(spec);
+    if (error == 0)
+        error = check_triggers(spec);
+    int64_t lim;
+    if (error == 0 && ((sw_json_int_at(spec, "successfulBuildsHistoryLimit", &lim) && lim < 0) ||
+                       (sw_json_int_at(spec, "failedBuildsHistoryLimit", &lim) && lim < 0)))
+        error = sw_error_set(SW_EINVALID, "spec: history limits must not be negative");
+    return error;
+}
+
+static void strategy_cell(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "spec.strategy.type", out);
+}
+
+static void from_cell(const json_t *obj, sw_buf *out)
+{
+    const char *type = sw_json_str_at(obj, "spec.source.type");
+    const char *uri = sw_json_str_at(obj, "spec.source.git.uri");
+    sw_buf_printf(out, "%s%s%s", type ? type : "None", uri ? "@" : "", uri ? uri : "");
+}
+
+static void latest_cell(const json_t *obj, sw_buf *out)
+{
+    int64_t v = 0;
+    sw_json_int_at(obj, "status.lastVersion", &v);
+    sw_buf_printf(out, "%lld", (long long)v);
+}
+
+static const sw_column bc_columns[] = {
+    {"Type", "string", "The build strategy", 0, strategy_cell},
+    {"From", "string", "Where the source comes from", 0, from_cell},
+    {"Latest", "string", "The number of the newest build", 0, latest_cell},
+};
+
+const sw_kind sw_kind_buildconfig = {
+    .group = "build.openshift.io", .version = "v1", .kind = "BuildConfig",
+    .plural = "buildconfigs", .singular = "buildconfig", .short_names = {"bc"},
+    .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"spec\":{\"triggers\":[\"any\"],\"runPolicy\":\"string\","
+                   "\"successfulBuildsHistoryLimit\":\"integer\","
+                   "\"failedBuildsHistoryLimit\":\"integer\"," COMMON_SPEC "},"
+                   "\"status\":{\"lastVersion\":\"integer\",\"imageChangeTriggers\":[\"any\"]}}",
+    .columns = bc_columns, .ncolumns = 3, .prepare_create = bc_prepare_create,
+    .prepare_update = bc_prepare_update, .validate = bc_validate,
+};
+
+/* ---- Build ---- */
+
+bool sw_build_phase_terminal(const char *phase)
+{
+    return sw_str_eq(phase, "Complete") || sw_str_eq(phase, "Failed") ||
+           sw_str_eq(phase, "Error") || sw_str_eq(phase, "Cancelled");
+}
+
+static int build_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
+{
+    sw_json_set_path(obj, "status.phase", json_string("New"));
+    default_strategy_type(sw_json_obj_path(obj, "spec"));
+    return 0;
+}
+
+/* A finished build's phase never changes; phases are OpenShift's seven. */
+static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
+{
+    static const char *const phases[] = {"New", "Pending", "Running", "Complete", "Failed",
+                                         "Error", "Cancelled", NULL};
+    const char *was = sw_json_str_at(old, "status.phase");
+    const char *now = sw_json_str_at(obj, "status.phase");
+    if (!one_of(now, phases))
+        return sw_error_set(SW_EINVALID, "status.phase: Unsupported value: \"%.32s\"",
+                            now ? now : "");
+    if (sw_build_phase_terminal(was) && !sw_str_eq(was, now))
+        return sw_error_set(SW_EINVALID,
+                            "status.phase: Invalid value: \"%s\": the build already finished "
+                            "as %s",
+                            now, was);
+    return 0;
+}
+
+static int build_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    const json_t *spec = json_object_get(obj, "spec");
+    return json_object_size(spec) ? validate_common(spec) : 0;
+}
+
+static void build_status_cell(const json_t *obj, sw_buf *out)
+{
+    const char *phase = sw_json_str_at(obj, "status.phase");
+    const char *reason = sw_json_str_at(obj, "status.reason");
+    sw_buf_printf(out, "%s%s%s%s", phase ? phase : "New", reason && *reason ? " (" : "",
+                  reason && *reason ? reason : "", reason && *reason ? ")" : "");
+}
+
+static void build_started_cell(const json_t *obj, sw_buf *out)
+{
+    const char *t = sw_json_str_at(obj, "status.startTimestamp");
+    int64_t secs;
+    char age[32];
+    if (t && sw_time_parse(t, &secs) == 0) {
+        sw_time_human(sw_time_now() - secs, age, sizeof(age));
+        sw_buf_printf(out, "%s ago", age);
+    }
+}
+
+static void build_duration_cell(const json_t *obj, sw_buf *out)
+{
+    int64_t ns;
+    char d[32];
+    if (sw_json_int_at(obj, "status.duration", &ns)) {
+        sw_time_human(ns / 1000000000, d, sizeof(d));
+        sw_buf_puts(out, d);
+    }
+}
+
+static const sw_column build_columns[] = {
+    {"Type", "string", "The build strategy", 0, strategy_cell},
+    {"From", "string", "Where the source comes from", 0, from_cell},
+    {"Status", "string", "The phase, and why", 0, build_status_cell},
+    {"Started", "string", "When the build started", 0, build_started_cell},
+    {"Duration", "string", "How long it ran", 0, build_duration_cell},
+};
+
+static const char *const build_fields[] = {"status.phase", NULL};
+
+const sw_kind sw_kind_build = {
+    .group = "build.openshift.io", .version = "v1", .kind = "Build", .plural = "builds",
+    .singular = "build", .categories = {"all"}, .namespaced = true, .has_status = true,
+    .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"spec\":{\"triggeredBy\":[\"any\"]," COMMON_SPEC "},"
+                   "\"status\":{\"phase\":\"string\",\"cancelled\":\"boolean\","
+                   "\"reason\":\"string\",\"message\":\"string\",\"startTimestamp\":\"string\","
+                   "\"completionTimestamp\":\"string\",\"duration\":\"integer\","
+                   "\"outputDockerImageReference\":\"string\",\"config\":" OBJREF ","
+                   "\"output\":{\"to\":{\"imageDigest\":\"string\"}},\"stages\":[\"any\"],"
+                   "\"logSnippet\":\"string\",\"conditions\":[\"any\"]}}",
+    .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,
+    .prepare_create = build_prepare_create,
+    .prepare_status_update = build_prepare_status_update, .validate = build_validate,
+};
