@@ -165,10 +165,10 @@ char *sw_registry__token_cached(reg_call *cx)
 
 /* ---- token fetch ---- */
 
-static void put_escaped(sw_buf *b, const char *s)
+static void put_escaped(sw_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    for (; *s; s++) {
+    for (const char *end = s + n; s < end; s++) {
         unsigned char c = (unsigned char)*s;
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
             c == '-' || c == '.' || c == '_' || c == '~') {
@@ -189,12 +189,23 @@ static char *token_url(const sw_challenge *ch, const char *scope)
     if (ch->service[0]) {
         sw_buf_putc(&b, sep);
         sw_buf_puts(&b, "service=");
-        put_escaped(&b, ch->service);
+        put_escaped(&b, ch->service, strlen(ch->service));
         sep = '&';
     }
-    sw_buf_putc(&b, sep);
-    sw_buf_puts(&b, "scope=");
-    put_escaped(&b, scope);
+    /* A space-separated scope ("repository:a:pull,push repository:b:pull" for a mount) is
+     * one scope= parameter per entry, as docker sends it. */
+    for (const char *p = scope; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n) {
+            sw_buf_putc(&b, sep);
+            sw_buf_puts(&b, "scope=");
+            put_escaped(&b, p, n);
+            sep = '&';
+        }
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
     return sw_buf_detach(&b, NULL);
 }
 

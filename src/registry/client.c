@@ -186,9 +186,20 @@ static int call_init(sw_registry *r, const sw_registry_call *c, const sw_ref *re
     return cx->insecure ? ping(cx) : 0;
 }
 
+int sw_registry__call_init(sw_registry *r, const sw_registry_call *c, const sw_ref *ref,
+                           reg_call *cx)
+{
+    return call_init(r, c, ref, cx);
+}
+
+void sw_registry__call_dispose(reg_call *cx)
+{
+    call_dispose(cx);
+}
+
 /* Sends method path with auth: cached token or basic credentials, and one 401 answered. */
-static int exec(reg_call *cx, const char *method, const char *path, const char *accept,
-                size_t body_max, reg_resp *resp)
+int sw_registry__exec(reg_call *cx, const char *method, const char *path, const char *accept,
+                      const reg_send *send, size_t body_max, reg_resp *resp)
 {
     sw_buf url = SW_BUF_INIT(4096);
     sw_buf_printf(&url, "%s://%s%s", cx->scheme, cx->host, path);
@@ -204,8 +215,14 @@ static int exec(reg_call *cx, const char *method, const char *path, const char *
                        .accept = accept,
                        .bearer = cx->token,
                        .insecure = cx->insecure,
-                       .retry = true,
+                       .retry = !send || !send->once,
                        .body_max = body_max};
+        if (send) {
+            req.content_type = send->content_type;
+            req.content_range = send->content_range;
+            req.send = send->data;
+            req.send_len = send->len;
+        }
         if (cx->basic) {
             req.user = cx->user;
             req.pass = cx->pass;
@@ -221,6 +238,12 @@ static int exec(reg_call *cx, const char *method, const char *path, const char *
 done:
     sw_buf_dispose(&url);
     return error;
+}
+
+static int exec(reg_call *cx, const char *method, const char *path, const char *accept,
+                size_t body_max, reg_resp *resp)
+{
+    return sw_registry__exec(cx, method, path, accept, NULL, body_max, resp);
 }
 
 /* ---- responses ---- */
@@ -275,6 +298,11 @@ static int status_error(const reg_call *cx, const reg_resp *resp, const char *wh
     return sw_error_set(SW_EUNSUPPORTED, "registry %s answered %ld for %s", cx->host, s, what);
 }
 
+int sw_registry__status_error(const reg_call *cx, const reg_resp *resp, const char *what)
+{
+    return status_error(cx, resp, what);
+}
+
 static bool ok_status(const reg_resp *resp)
 {
     return resp->status >= 200 && resp->status < 300;
@@ -300,6 +328,11 @@ static void sha256_digest(const void *data, size_t len, char out[80])
     }
     memcpy(out, "sha256:", 7);
     sw_hex(md, 32, out + 7);
+}
+
+void sw_registry__sha256(const void *data, size_t len, char out[80])
+{
+    sha256_digest(data, len, out);
 }
 
 static void manifest_what(const sw_ref *ref, char *out, size_t n)

@@ -1,6 +1,7 @@
 /* client_int: internals shared by the registry client's files: http.c (libcurl transport,
- * per-host handle pools, retries), auth.c (challenges, token cache) and client.c (the
- * distribution API calls). Not for use outside src/registry/. */
+ * per-host handle pools, retries), auth.c (challenges, token cache), client.c (the
+ * distribution API calls) and push.c (uploads, mounts, manifest PUT). Not for use outside
+ * src/registry/. */
 #ifndef SW_REGISTRY_CLIENT_INT_H
 #define SW_REGISTRY_CLIENT_INT_H
 
@@ -49,6 +50,7 @@ struct sw_registry {
     pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
     char **insecure; /* NULL-terminated copy of opts.insecure_hosts */
     int timeout_ms, max_per_host, retries;
+    uint64_t st_heads, st_sessions, st_mounts, st_bytes, st_manifests; /* push.c, __atomic */
 };
 
 /* One API call in progress: where it goes, as whom, and its auth and retry state. */
@@ -61,7 +63,7 @@ typedef struct reg_call {
     const char *scheme;      /* "https" or "http" */
     const char *user, *pass; /* from the keyring or NULL; never logged */
     char credkey[33];        /* "" anonymous, else a hash of the credentials */
-    char scope[300];         /* "repository:<repo>:pull" */
+    char scope[640];         /* "repository:<repo>:pull" (push.c: ":pull,push", more) */
     char *token;             /* bearer token in use, wiped on dispose */
     bool basic;              /* send basic credentials */
     bool authed;             /* one 401 was already answered */
@@ -69,7 +71,7 @@ typedef struct reg_call {
 } reg_call;
 
 typedef struct reg_req {
-    const char *method; /* "GET" or "HEAD" */
+    const char *method; /* "GET", "HEAD", or with a body "POST", "PUT", "PATCH"; "DELETE" */
     const char *url;
     const char *host;        /* pool key: host[:port] of url */
     const char *accept;      /* Accept header or NULL */
@@ -78,6 +80,11 @@ typedef struct reg_req {
     bool insecure;           /* skip TLS verification */
     bool retry;              /* retry 429/5xx/transient errors */
     size_t body_max;         /* a 2xx body larger than this aborts the transfer */
+
+    const char *content_type;  /* POST/PUT/PATCH: Content-Type of the body, NULL for none */
+    const char *content_range; /* Content-Range value or NULL */
+    const void *send;          /* POST/PUT/PATCH: the request body (NULL when send_len is 0) */
+    size_t send_len;
 } reg_req;
 
 typedef struct reg_resp {
@@ -94,6 +101,9 @@ typedef struct reg_resp {
     char link[2048]; /* the rel="next" Link header, raw */
     size_t body_max; /* copied from the request */
     int attempts;    /* requests made, for messages */
+
+    char location[4096]; /* Location (upload sessions, created blobs) */
+    int64_t chunk_min;   /* OCI-Chunk-Min-Length, -1 when absent */
 } reg_resp;
 
 /* http.c */
@@ -112,6 +122,27 @@ bool sw_registry__host_basic(sw_registry *r, const char *host);
 void sw_registry__set_host_basic(sw_registry *r, const char *host);
 /* Frees every host and its idle handles. */
 void sw_registry__hosts_free(sw_registry *r);
+
+/* client.c: what push.c shares with the pull calls. */
+/* A request body and how to send it; NULL means none (and retries allowed). */
+typedef struct reg_send {
+    const char *content_type;
+    const char *content_range;
+    const void *data;
+    size_t len;
+    bool once; /* no retry of 5xx/transport errors: the request is not idempotent */
+} reg_send;
+/* Resolves endpoint, credentials and scheme for ref (pinging an insecure host once). cx keeps
+ * pointers to ref->repository and to c->creds' strings: both must outlive cx. */
+int sw_registry__call_init(sw_registry *r, const sw_registry_call *c, const sw_ref *ref,
+                           reg_call *cx);
+void sw_registry__call_dispose(reg_call *cx);
+/* Sends method path (path and query on cx's host) with auth, answering one 401 per call. */
+int sw_registry__exec(reg_call *cx, const char *method, const char *path, const char *accept,
+                      const reg_send *send, size_t body_max, reg_resp *resp);
+/* Maps a non-2xx final status to an SW_E* code; what names the object ("manifest x:1"). */
+int sw_registry__status_error(const reg_call *cx, const reg_resp *resp, const char *what);
+void sw_registry__sha256(const void *data, size_t len, char out[80]);
 
 /* auth.c */
 /* A cached token for cx's host, scope and credentials (sw_malloc'd copy), or NULL. */

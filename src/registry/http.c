@@ -145,6 +145,7 @@ void sw_registry__resp_init(reg_resp *resp)
 {
     memset(resp, 0, sizeof(*resp));
     resp->content_length = -1;
+    resp->chunk_min = -1;
     sw_buf_init(&resp->body, (size_t)-1 / 2);
     sw_buf_init(&resp->www_auth, SW_CHALLENGE_HEADER_MAX);
 }
@@ -161,6 +162,8 @@ static void resp_clear_headers(reg_resp *resp)
     resp->status = 0;
     resp->content_length = -1;
     resp->content_type[0] = resp->digest[0] = resp->retry_after[0] = resp->link[0] = '\0';
+    resp->location[0] = '\0';
+    resp->chunk_min = -1;
     sw_buf_clear(&resp->www_auth);
 }
 
@@ -229,6 +232,15 @@ static void on_content_length(reg_resp *resp, const char *v, size_t vn)
         resp->too_large = true;
 }
 
+static void on_chunk_min(reg_resp *resp, const char *v, size_t vn)
+{
+    char tmp[32];
+    uint64_t n;
+    header_value(v, vn, tmp, sizeof(tmp));
+    if (sw_str_to_u64(tmp, &n) == 0 && n <= INT64_MAX)
+        resp->chunk_min = (int64_t)n;
+}
+
 static void on_www_authenticate(reg_resp *resp, const char *v, size_t vn)
 {
     char tmp[4096];
@@ -261,6 +273,10 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *data)
         on_www_authenticate(resp, v, vn);
     } else if (header_is(line, n, "link", &v, &vn)) {
         header_value(v, vn, resp->link, sizeof(resp->link));
+    } else if (header_is(line, n, "location", &v, &vn)) {
+        header_value(v, vn, resp->location, sizeof(resp->location));
+    } else if (header_is(line, n, "oci-chunk-min-length", &v, &vn)) {
+        on_chunk_min(resp, v, vn);
     }
     return n;
 }
@@ -285,6 +301,28 @@ static size_t on_body(char *data, size_t size, size_t nitems, void *userdata)
 
 /* ---- one transfer ---- */
 
+/* POST, PUT and PATCH carry a body (possibly empty); DELETE and the rest do not. */
+static bool sends_body(const char *method)
+{
+    return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+           strcmp(method, "PATCH") == 0;
+}
+
+/* Content-Type (or none: curl would send a form type), Content-Range, and no Expect:
+ * 100-continue wait before a large body. */
+static struct curl_slist *body_headers(const reg_req *req, struct curl_slist *list)
+{
+    char line[512];
+    snprintf(line, sizeof(line), "Content-Type:%s%s", req->content_type ? " " : "",
+             req->content_type ? req->content_type : "");
+    list = curl_slist_append(list, line);
+    if (req->content_range) {
+        snprintf(line, sizeof(line), "Content-Range: %s", req->content_range);
+        list = curl_slist_append(list, line);
+    }
+    return curl_slist_append(list, "Expect:");
+}
+
 static struct curl_slist *build_headers(const reg_req *req)
 {
     struct curl_slist *list = NULL;
@@ -304,6 +342,8 @@ static struct curl_slist *build_headers(const reg_req *req)
     }
     snprintf(line, sizeof(line), "User-Agent: slipway/%s", SW_VERSION);
     list = curl_slist_append(list, line);
+    if (sends_body(req->method))
+        list = body_headers(req, list);
     return list;
 }
 
@@ -326,6 +366,13 @@ static void set_options(sw_registry *r, CURL *c, const reg_req *req, reg_resp *r
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, resp->curl_msg);
     if (strcmp(req->method, "HEAD") == 0) {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (strcmp(req->method, "GET") != 0) {
+        /* Uploads: no redirects (a 201's Location is read by the caller, not followed). */
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
+        if (sends_body(req->method)) {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->send_len);
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->send_len ? req->send : "");
+        }
     } else {
         /* Blob downloads may redirect to storage; curl sends neither the Authorization header
          * nor basic credentials to another host. */

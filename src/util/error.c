@@ -3,16 +3,20 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char msg[1024];
 static _Thread_local int last_code;
 
 int sw_error_set(int code, const char *fmt, ...)
 {
+    /* Formatted aside first: callers may wrap the current message ("x: %s", sw_error_msg()). */
+    char tmp[sizeof(msg)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
+    memcpy(msg, tmp, strlen(tmp) + 1);
     last_code = code;
     return code;
 }

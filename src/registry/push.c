@@ -1,0 +1,698 @@
+/* push: blob HEAD, cross-repository mount, chunked upload sessions, one-shot pushes and
+ * manifest PUT, over the client's request machinery (sw_registry__exec: pools, auth, retries).
+ * A session keeps its own reg_call (and so its token) and always uses the Location of the
+ * registry's latest answer. PATCH and the committing PUT are sent once; a one-shot push
+ * restarts the whole upload after a transient failure. */
+#include "registry/push.h"
+
+#include "registry/client_int.h"
+#include "registry/manifest.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/str.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/crypto.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WHAT_MAX 700
+#define READ_PIECE (1024 * 1024) /* pread size of sw_registry_push_blob_fd */
+
+struct sw_blob_upload {
+    reg_call cx;         /* its own auth state; cx.repository points into repo */
+    sw_ref repo;         /* copy of the caller's reference */
+    char what[WHAT_MAX]; /* "blob upload to registry/repository" */
+    char *location;      /* path and query of the session on cx.host */
+    sw_buf chunk;        /* bytes not sent yet, fewer than chunk_size */
+    size_t chunk_size;   /* PATCH size */
+    size_t chunk_min;    /* the registry's OCI-Chunk-Min-Length, 0 if none */
+    uint64_t sent;       /* bytes the registry accepted by PATCH */
+    uint64_t written;    /* bytes given to write() */
+    int error;           /* 0, or the first failure (sticky) */
+    char message[1024];  /* its message */
+};
+
+static void stat_add(uint64_t *counter, uint64_t n)
+{
+    __atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+void sw_registry_push_stats(sw_registry *r, sw_push_stats *out)
+{
+    out->blob_heads = __atomic_load_n(&r->st_heads, __ATOMIC_RELAXED);
+    out->upload_sessions = __atomic_load_n(&r->st_sessions, __ATOMIC_RELAXED);
+    out->mounts = __atomic_load_n(&r->st_mounts, __ATOMIC_RELAXED);
+    out->bytes = __atomic_load_n(&r->st_bytes, __ATOMIC_RELAXED);
+    out->manifests = __atomic_load_n(&r->st_manifests, __ATOMIC_RELAXED);
+}
+
+/* ---- calls ---- */
+
+static void wipe_token(reg_call *cx)
+{
+    if (!cx->token)
+        return;
+    OPENSSL_cleanse(cx->token, strlen(cx->token));
+    sw_free(cx->token);
+    cx->token = NULL;
+}
+
+/* Switches cx to the push scope (and pull of from_repo for a mount), with any cached token. */
+static int push_scope(reg_call *cx, const char *from_repo)
+{
+    int n = from_repo
+                ? snprintf(cx->scope, sizeof(cx->scope),
+                           "repository:%s:pull,push repository:%s:pull", cx->repository, from_repo)
+                : snprintf(cx->scope, sizeof(cx->scope), "repository:%s:pull,push", cx->repository);
+    if (n < 0 || (size_t)n >= sizeof(cx->scope))
+        return sw_error_set(SW_EINVALID, "repository names too long for a token scope");
+    wipe_token(cx);
+    cx->token = sw_registry__token_cached(cx);
+    return 0;
+}
+
+static int push_call_init(sw_registry *r, const sw_registry_call *c, const sw_ref *ref,
+                          const char *from_repo, reg_call *cx)
+{
+    int error = sw_registry__call_init(r, c, ref, cx);
+    return error < 0 ? error : push_scope(cx, from_repo);
+}
+
+/* One request of a push. Every request may answer one 401 (a token can expire during a long
+ * upload), not only the first of the call. */
+static int send_req(reg_call *cx, const char *method, const char *path, const reg_send *send,
+                    reg_resp *resp)
+{
+    /* A HEAD's Content-Length is the blob's size and no body follows: no cap applies. */
+    size_t body_max = strcmp(method, "HEAD") == 0 ? SIZE_MAX / 2 : REG_ERROR_BODY_MAX;
+    cx->authed = false;
+    return sw_registry__exec(cx, method, path, NULL, send, body_max, resp);
+}
+
+static bool is_2xx(long s)
+{
+    return s >= 200 && s < 300;
+}
+
+static bool is_redirect(long s)
+{
+    return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
+}
+
+static bool transient(int error)
+{
+    return error == SW_EUNAVAILABLE || error == SW_ETIMEOUT;
+}
+
+static int check_digest(const char *digest)
+{
+    if (!digest || !sw_ref_digest_valid(digest))
+        return sw_error_set(SW_EINVALID, "blob digest \"%.80s\" is not a sha256 digest",
+                            digest ? digest : "");
+    return 0;
+}
+
+/* ---- blob HEAD ---- */
+
+int sw_registry_blob_exists(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                            const char *digest, bool *exists, int64_t *size)
+{
+    char what[WHAT_MAX];
+    sw_buf path = SW_BUF_INIT(1024);
+    reg_call cx;
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    int error = push_call_init(r, c, repo, NULL, &cx);
+    if (error == 0)
+        error = check_digest(digest);
+    if (error < 0)
+        goto done;
+    snprintf(what, sizeof(what), "blob %s of %s", digest, cx.display);
+    sw_buf_printf(&path, "/v2/%s/blobs/%s", repo->repository, digest);
+    stat_add(&r->st_heads, 1);
+    error = send_req(&cx, "HEAD", sw_buf_cstr(&path), NULL, &resp);
+    if (error < 0)
+        goto done;
+    if (resp.status != 404 && !is_2xx(resp.status) && !is_redirect(resp.status)) {
+        error = sw_registry__status_error(&cx, &resp, what);
+        goto done;
+    }
+    *exists = resp.status != 404;
+    if (size)
+        *size = is_2xx(resp.status) ? resp.content_length : -1;
+done:
+    sw_buf_dispose(&path);
+    sw_registry__resp_dispose(&resp);
+    sw_registry__call_dispose(&cx);
+    return error;
+}
+
+/* ---- upload sessions ---- */
+
+/* The path (and query) on cx's host that a Location names: absolute-path references as they
+ * are, absolute URLs only on the same host (credentials never go elsewhere), relative ones
+ * resolved against base. *out is sw_malloc'd. */
+static int location_path(const reg_call *cx, const char *loc, const char *base, char **out)
+{
+    char host[256];
+    bool https;
+    size_t n = strlen(loc);
+    if (n == 0)
+        return sw_error_set(SW_EUNSUPPORTED, "registry %s gave no Location for the upload of %s",
+                            cx->host, cx->display);
+    if (n >= sizeof(((reg_resp *)0)->location) - 1)
+        return sw_error_set(SW_EUNSUPPORTED, "registry %s: upload Location too long", cx->host);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)loc[i] <= 0x20 || loc[i] == 0x7f)
+            return sw_error_set(SW_EINVALID, "registry %s: bad upload Location", cx->host);
+    if (loc[0] == '/' && loc[1] != '/') {
+        *out = sw_strdup(loc);
+        return 0;
+    }
+    if (sw_registry__url_host(loc, host, sizeof(host), &https)) {
+        if (strcasecmp(host, cx->host) != 0)
+            return sw_error_set(SW_EUNSUPPORTED,
+                                "registry %s sent the upload of %s to another host (%s)", cx->host,
+                                cx->display, host);
+        const char *rest = strchr(loc + (https ? 8 : 7), '/');
+        *out = sw_strdup(rest ? rest : "/");
+        return 0;
+    }
+    if (loc[0] == '/' || strchr(loc, ':'))
+        return sw_error_set(SW_EUNSUPPORTED, "registry %s: unsupported upload Location", cx->host);
+    size_t dir = strcspn(base, "?");
+    while (dir > 0 && base[dir - 1] != '/')
+        dir--;
+    sw_buf b = SW_BUF_INIT(8192);
+    sw_buf_put(&b, base, dir);
+    sw_buf_puts(&b, loc);
+    *out = sw_buf_detach(&b, NULL);
+    return 0;
+}
+
+/* Adopts the Location of a session response. */
+static int take_location(sw_blob_upload *u, const reg_resp *resp, const char *base)
+{
+    char *p = NULL;
+    int error = location_path(&u->cx, resp->location, base, &p);
+    if (error < 0)
+        return error;
+    sw_free(u->location);
+    u->location = p;
+    return 0;
+}
+
+static sw_blob_upload *upload_alloc(void)
+{
+    sw_blob_upload *u = sw_calloc(1, sizeof(*u));
+    u->chunk_size = SW_UPLOAD_CHUNK_DEFAULT;
+    sw_buf_init(&u->chunk, SW_UPLOAD_CHUNK_MAX);
+    return u;
+}
+
+static void upload_free(sw_blob_upload *u)
+{
+    sw_registry__call_dispose(&u->cx);
+    sw_buf_dispose(&u->chunk);
+    sw_free(u->location);
+    sw_free(u);
+}
+
+/* A new upload object with its call set up for repo (push scope, and pull of from_repo). */
+static int upload_new(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                      const char *from_repo, sw_blob_upload **out)
+{
+    sw_blob_upload *u = upload_alloc();
+    if (repo)
+        u->repo = *repo;
+    int error = push_call_init(r, c, repo ? &u->repo : NULL, from_repo, &u->cx);
+    if (error < 0) {
+        upload_free(u);
+        return error;
+    }
+    snprintf(u->what, sizeof(u->what), "blob upload to %s", u->cx.display);
+    *out = u;
+    return 0;
+}
+
+/* A 202 to POST .../uploads/: the session's Location, and the registry's minimum chunk. */
+static int session_opened(sw_blob_upload *u, const reg_resp *resp, const char *post_path)
+{
+    int error = take_location(u, resp, post_path);
+    if (error < 0)
+        return error;
+    stat_add(&u->cx.r->st_sessions, 1);
+    if (resp->chunk_min > 0)
+        u->chunk_min =
+            resp->chunk_min > SW_UPLOAD_CHUNK_MAX ? SW_UPLOAD_CHUNK_MAX : (size_t)resp->chunk_min;
+    if (u->chunk_size < u->chunk_min)
+        u->chunk_size = u->chunk_min;
+    return 0;
+}
+
+int sw_registry_upload_start(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                             sw_blob_upload **out)
+{
+    sw_blob_upload *u = NULL;
+    sw_buf path = SW_BUF_INIT(1024);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    int error = upload_new(r, c, repo, NULL, &u);
+    if (error < 0)
+        goto done;
+    sw_buf_printf(&path, "/v2/%s/blobs/uploads/", repo->repository);
+    error = send_req(&u->cx, "POST", sw_buf_cstr(&path), &(reg_send){0}, &resp);
+    if (error == 0 && resp.status != 202)
+        error = sw_registry__status_error(&u->cx, &resp, u->what);
+    if (error == 0)
+        error = session_opened(u, &resp, sw_buf_cstr(&path));
+    if (error == 0) {
+        *out = u;
+        u = NULL;
+    }
+done:
+    if (u)
+        upload_free(u);
+    sw_buf_dispose(&path);
+    sw_registry__resp_dispose(&resp);
+    return error;
+}
+
+void sw_registry_upload_set_chunk_size(sw_blob_upload *u, size_t n)
+{
+    if (!u || u->written)
+        return;
+    if (n == 0)
+        n = SW_UPLOAD_CHUNK_DEFAULT;
+    if (n < u->chunk_min)
+        n = u->chunk_min;
+    u->chunk_size = n > SW_UPLOAD_CHUNK_MAX ? SW_UPLOAD_CHUNK_MAX : n;
+}
+
+uint64_t sw_registry_upload_size(const sw_blob_upload *u)
+{
+    return u ? u->written : 0;
+}
+
+/* Records the first failure of u and returns it. */
+static int upload_fail(sw_blob_upload *u, int error)
+{
+    if (!u->error) {
+        u->error = error;
+        sw_strlcpy(u->message, sw_error_msg(), sizeof(u->message));
+    }
+    return error;
+}
+
+static int sticky_error(const sw_blob_upload *u)
+{
+    return sw_error_set(u->error, "%s", u->message);
+}
+
+/* PATCH len bytes at offset u->sent. */
+static int send_chunk(sw_blob_upload *u, const void *data, size_t len)
+{
+    char range[64];
+    char *path = sw_strdup(u->location);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, u->sent, u->sent + len - 1);
+    reg_send send = {.content_type = "application/octet-stream",
+                     .content_range = range,
+                     .data = data,
+                     .len = len,
+                     .once = true};
+    int error = send_req(&u->cx, "PATCH", path, &send, &resp);
+    if (error == 0 && !is_2xx(resp.status))
+        error = sw_registry__status_error(&u->cx, &resp, u->what);
+    if (error == 0 && resp.location[0])
+        error = take_location(u, &resp, path);
+    if (error == 0) {
+        u->sent += len;
+        stat_add(&u->cx.r->st_bytes, len);
+    }
+    sw_free(path);
+    sw_registry__resp_dispose(&resp);
+    return error;
+}
+
+int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
+{
+    if (!u)
+        return sw_error_set(SW_EINVALID, "upload_write: no session");
+    if (u->error)
+        return sticky_error(u);
+    if (len && !data)
+        return upload_fail(u, sw_error_set(SW_EINVALID, "upload_write: no data"));
+    const unsigned char *p = data;
+    u->written += len;
+    while (len > 0) {
+        int error;
+        if (u->chunk.len == 0 && len >= u->chunk_size) {
+            /* A whole chunk straight from the caller's memory. */
+            error = send_chunk(u, p, u->chunk_size);
+            p += u->chunk_size;
+            len -= u->chunk_size;
+        } else {
+            size_t room = u->chunk_size - u->chunk.len;
+            size_t n = len < room ? len : room;
+            sw_buf_put(&u->chunk, p, n);
+            p += n;
+            len -= n;
+            error = sw_buf_error(&u->chunk);
+            if (error == 0 && u->chunk.len == u->chunk_size) {
+                error = send_chunk(u, u->chunk.ptr, u->chunk.len);
+                sw_buf_clear(&u->chunk);
+            }
+        }
+        if (error < 0)
+            return upload_fail(u, error);
+    }
+    return 0;
+}
+
+/* DELETE the session; errors are ignored, and the caller's error message is kept. */
+static void cancel_session(sw_blob_upload *u)
+{
+    if (!u->location)
+        return;
+    char msg[1024];
+    int code = sw_error_code();
+    sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    reg_call *cx = &u->cx;
+    int64_t budget = cx->wait_budget_ms;
+    cx->wait_budget_ms = 0; /* one attempt, no sleeping */
+    send_req(cx, "DELETE", u->location, NULL, &resp);
+    cx->wait_budget_ms = budget;
+    sw_registry__resp_dispose(&resp);
+    if (code < 0)
+        sw_error_set(code, "%s", msg);
+    else
+        sw_error_clear();
+}
+
+void sw_registry_upload_abort(sw_blob_upload *u)
+{
+    if (!u)
+        return;
+    cancel_session(u);
+    upload_free(u);
+}
+
+/* PUT <location>&digest=... with the buffered rest; checks the digest the registry reports. */
+static int commit_put(sw_blob_upload *u, const char *digest)
+{
+    char range[64], what[WHAT_MAX];
+    sw_buf path = SW_BUF_INIT(8192);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    snprintf(what, sizeof(what), "blob %s upload to %s", digest, u->cx.display);
+    sw_buf_printf(&path, "%s%cdigest=%s", u->location, strchr(u->location, '?') ? '&' : '?',
+                  digest);
+    reg_send send = {.content_type = "application/octet-stream",
+                     .data = u->chunk.ptr,
+                     .len = u->chunk.len,
+                     .once = true};
+    if (u->chunk.len && u->sent) {
+        snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, u->sent, u->sent + u->chunk.len - 1);
+        send.content_range = range;
+    }
+    int error = sw_buf_error(&path);
+    if (error == 0)
+        error = send_req(&u->cx, "PUT", sw_buf_cstr(&path), &send, &resp);
+    if (error == 0 && !is_2xx(resp.status))
+        error = sw_registry__status_error(&u->cx, &resp, what);
+    if (error == 0 && resp.digest[0] && strcmp(resp.digest, digest) != 0)
+        error = sw_error_set(SW_EINVALID, "registry %s stored %s as %.80s", u->cx.host, what,
+                             resp.digest);
+    if (error == 0)
+        stat_add(&u->cx.r->st_bytes, u->chunk.len);
+    sw_buf_dispose(&path);
+    sw_registry__resp_dispose(&resp);
+    return error;
+}
+
+int sw_registry_upload_commit(sw_blob_upload *u, const char *digest)
+{
+    if (!u)
+        return sw_error_set(SW_EINVALID, "upload_commit: no session");
+    int error = u->error ? sticky_error(u) : check_digest(digest);
+    if (error == 0)
+        error = commit_put(u, digest);
+    if (error < 0)
+        cancel_session(u); /* the registry may have cancelled it already: a 404 is ignored */
+    upload_free(u);
+    return error;
+}
+
+/* ---- mount ---- */
+
+/* from_repo must be a repository name of repo's registry, and another one. */
+static int check_from(const sw_ref *repo, const char *from_repo)
+{
+    char s[600];
+    sw_ref f;
+    snprintf(s, sizeof(s), "%s/%s", repo->registry, from_repo ? from_repo : "");
+    if (!from_repo || sw_ref_parse(s, &f) != 0 || strcmp(f.repository, from_repo) != 0 ||
+        strcmp(f.registry, repo->registry) != 0)
+        return sw_error_set(SW_EINVALID, "mount source \"%.300s\" is not a repository of %s",
+                            from_repo ? from_repo : "", repo->registry);
+    return 0;
+}
+
+static int mount_post(sw_blob_upload *u, const char *digest, const char *from_repo, bool *mounted)
+{
+    char what[WHAT_MAX];
+    sw_buf path = SW_BUF_INIT(2048);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    snprintf(what, sizeof(what), "mount of blob %s from %s into %s", digest, from_repo,
+             u->cx.display);
+    sw_buf_printf(&path, "/v2/%s/blobs/uploads/?mount=%s&from=%s", u->repo.repository, digest,
+                  from_repo);
+    int error = send_req(&u->cx, "POST", sw_buf_cstr(&path), &(reg_send){0}, &resp);
+    if (error == 0 && resp.status != 201 && resp.status != 202)
+        error = sw_registry__status_error(&u->cx, &resp, what);
+    if (error == 0 && resp.status == 201 && resp.digest[0] && strcmp(resp.digest, digest) != 0)
+        error = sw_error_set(SW_EINVALID, "registry %s answered the %s with digest %.80s",
+                             u->cx.host, what, resp.digest);
+    if (error == 0 && resp.status == 202) {
+        error = session_opened(u, &resp, sw_buf_cstr(&path));
+    } else if (error == 0) {
+        stat_add(&u->cx.r->st_mounts, 1);
+        *mounted = true;
+    }
+    sw_buf_dispose(&path);
+    sw_registry__resp_dispose(&resp);
+    return error;
+}
+
+int sw_registry_blob_mount(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                           const char *digest, const char *from_repo, bool *mounted,
+                           sw_blob_upload **session)
+{
+    sw_blob_upload *u = NULL;
+    int error = check_digest(digest);
+    if (error == 0 && (!repo || !mounted))
+        error = sw_error_set(SW_EINVALID, "blob_mount: no repository or output");
+    if (error == 0)
+        error = check_from(repo, from_repo);
+    if (error == 0)
+        error = upload_new(r, c, repo, from_repo, &u);
+    if (error < 0)
+        return error;
+    *mounted = false;
+    if (session)
+        *session = NULL;
+    error = mount_post(u, digest, from_repo, mounted);
+    if (error < 0 || *mounted || !session) {
+        if (error == 0)
+            cancel_session(u);
+        upload_free(u);
+        return error;
+    }
+    *session = u;
+    return 0;
+}
+
+/* ---- one-shot pushes ---- */
+
+typedef struct blob_src {
+    const unsigned char *mem; /* or */
+    int fd;
+    uint64_t size;
+} blob_src;
+
+static int write_fd(sw_blob_upload *u, const blob_src *src)
+{
+    unsigned char *buf = sw_malloc(READ_PIECE);
+    int error = 0;
+    for (uint64_t off = 0; off < src->size && error == 0;) {
+        uint64_t want = src->size - off < READ_PIECE ? src->size - off : READ_PIECE;
+        ssize_t n = pread(src->fd, buf, (size_t)want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            error = sw_error_set(SW_EINVALID, "reading the blob for %s: %s", u->what,
+                                 n < 0 ? strerror(errno) : "file shorter than its size");
+            break;
+        }
+        error = sw_registry_upload_write(u, buf, (size_t)n);
+        off += (uint64_t)n;
+    }
+    sw_free(buf);
+    return error;
+}
+
+/* One upload of src through session u (consumed). */
+static int upload_once(sw_blob_upload *u, const char *digest, const blob_src *src)
+{
+    int error =
+        src->mem ? sw_registry_upload_write(u, src->mem, (size_t)src->size) : write_fd(u, src);
+    if (error < 0) {
+        sw_registry_upload_abort(u);
+        return error;
+    }
+    return sw_registry_upload_commit(u, digest);
+}
+
+static void restart_pause(int attempt)
+{
+    int64_t ms = (int64_t)REG_BACKOFF_BASE_MS << (attempt < 4 ? attempt : 4);
+    if (ms > REG_BACKOFF_MAX_MS)
+        ms = REG_BACKOFF_MAX_MS;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Upload with restarts; the first session may come from a failed mount. */
+static int upload_with_restarts(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                                const char *digest, const blob_src *src, sw_blob_upload *first)
+{
+    int error = 0;
+    for (int attempt = 0; attempt <= r->retries; attempt++) {
+        sw_blob_upload *u = first;
+        first = NULL;
+        if (attempt > 0)
+            restart_pause(attempt - 1);
+        if (!u)
+            error = sw_registry_upload_start(r, c, repo, &u);
+        if (!u)
+            break; /* the POST had its own retries */
+        error = upload_once(u, digest, src);
+        if (error == 0 || !transient(error))
+            break;
+    }
+    return error;
+}
+
+static int push_src(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                    const char *digest, const blob_src *src, const char *from_repo,
+                    sw_blob_pushed *how)
+{
+    bool exists = false, mounted = false;
+    sw_blob_upload *session = NULL;
+    int error = sw_registry_blob_exists(r, c, repo, digest, &exists, NULL);
+    if (error == 0 && exists) {
+        if (how)
+            *how = SW_BLOB_EXISTED;
+        return 0;
+    }
+    if (error == 0 && from_repo && strcmp(from_repo, repo->repository) != 0)
+        error = sw_registry_blob_mount(r, c, repo, digest, from_repo, &mounted, &session);
+    if (error == 0 && mounted) {
+        if (how)
+            *how = SW_BLOB_MOUNTED;
+        return 0;
+    }
+    if (error == 0)
+        error = upload_with_restarts(r, c, repo, digest, src, session);
+    if (error == 0 && how)
+        *how = SW_BLOB_UPLOADED;
+    return error;
+}
+
+int sw_registry_push_blob(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                          const char *digest, const void *data, size_t len, const char *from_repo,
+                          sw_blob_pushed *how)
+{
+    static const unsigned char empty[1];
+    if (len && !data)
+        return sw_error_set(SW_EINVALID, "push_blob: no data");
+    blob_src src = {.mem = data ? data : empty, .fd = -1, .size = len};
+    return push_src(r, c, repo, digest, &src, from_repo, how);
+}
+
+int sw_registry_push_blob_fd(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                             const char *digest, int fd, uint64_t size, const char *from_repo,
+                             sw_blob_pushed *how)
+{
+    if (fd < 0)
+        return sw_error_set(SW_EINVALID, "push_blob_fd: no file");
+    blob_src src = {.mem = NULL, .fd = fd, .size = size};
+    return push_src(r, c, repo, digest, &src, from_repo, how);
+}
+
+/* ---- manifests ---- */
+
+static int manifest_args(const sw_ref *ref, const char *media_type, const char *body, size_t len,
+                         char ours[80])
+{
+    if (!ref || (!ref->tag[0] && !ref->digest[0]))
+        return sw_error_set(SW_EINVALID, "put_manifest: the reference has no tag or digest");
+    if (!media_type || !*media_type || strcspn(media_type, "\r\n") != strlen(media_type))
+        return sw_error_set(SW_EINVALID, "put_manifest: no media type");
+    if (!body || len == 0 || len > SW_MANIFEST_MAX_BYTES)
+        return sw_error_set(SW_EINVALID, "put_manifest: manifest empty or larger than %d bytes",
+                            SW_MANIFEST_MAX_BYTES);
+    sw_registry__sha256(body, len, ours);
+    if (ref->digest[0] && strcmp(ref->digest, ours) != 0)
+        return sw_error_set(SW_EINVALID, "manifest pushed as %s hashes to %s", ref->digest, ours);
+    return 0;
+}
+
+int sw_registry_put_manifest(sw_registry *r, const sw_registry_call *c, const sw_ref *ref,
+                             const char *media_type, const char *body, size_t len,
+                             char digest_out[80])
+{
+    char ours[80], what[WHAT_MAX];
+    sw_buf path = SW_BUF_INIT(1024);
+    reg_call cx;
+    reg_resp resp;
+    memset(&cx, 0, sizeof(cx));
+    sw_registry__resp_init(&resp);
+    int error = manifest_args(ref, media_type, body, len, ours);
+    if (error == 0)
+        error = push_call_init(r, c, ref, NULL, &cx);
+    if (error < 0)
+        goto done;
+    const char *reference = ref->tag[0] ? ref->tag : ref->digest;
+    snprintf(what, sizeof(what), "manifest %s%s%s", cx.display, ref->tag[0] ? ":" : "@", reference);
+    sw_buf_printf(&path, "/v2/%s/manifests/%s", ref->repository, reference);
+    reg_send send = {.content_type = media_type, .data = body, .len = len};
+    error = send_req(&cx, "PUT", sw_buf_cstr(&path), &send, &resp);
+    if (error == 0 && !is_2xx(resp.status))
+        error = sw_registry__status_error(&cx, &resp, what);
+    if (error == 0 && resp.digest[0] && strcmp(resp.digest, ours) != 0)
+        error = sw_error_set(SW_EINVALID, "registry %s stored %s as %.80s, expected %s", cx.host,
+                             what, resp.digest, ours);
+    if (error < 0)
+        goto done;
+    stat_add(&r->st_manifests, 1);
+    if (digest_out)
+        memcpy(digest_out, ours, sizeof(ours));
+done:
+    sw_buf_dispose(&path);
+    sw_registry__resp_dispose(&resp);
+    sw_registry__call_dispose(&cx);
+    return error;
+}

@@ -1,0 +1,98 @@
+/* push: writing to a registry with the client of client.h (same pools, auth, retries and
+ * errors): blob existence by HEAD, cross-repository mount, streamed uploads (POST a session,
+ * PATCH chunks, PUT ?digest= to commit; the registry verifies the digest), one-shot blob pushes
+ * that retry by themselves, and manifest PUT. Every call asks for repository:<name>:pull,push
+ * (a mount also for repository:<from>:pull). Design note: docs/internals/registry.md, "Pushing". */
+#ifndef SW_REGISTRY_PUSH_H
+#define SW_REGISTRY_PUSH_H
+
+#include "registry/client.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SW_UPLOAD_CHUNK_DEFAULT (8 * 1024 * 1024) /* bytes buffered per PATCH */
+#define SW_UPLOAD_CHUNK_MAX (64 * 1024 * 1024)
+
+/* Errors, beyond those listed in client.h: SW_EINVALID also for a digest the registry refused
+ * (DIGEST_INVALID), a manifest naming a blob the repository lacks (MANIFEST_BLOB_UNKNOWN), or
+ * any other 4xx, with the registry's "CODE: message" in the message. */
+
+/* HEAD /v2/<repo>/blobs/<digest>: *exists true when the repository has the blob (a redirect
+ * counts as having it); *size is its Content-Length or -1. size may be NULL. */
+int sw_registry_blob_exists(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                            const char *digest, bool *exists, int64_t *size);
+
+/* A blob upload session: bytes are buffered up to the chunk size and sent as PATCH requests
+ * in order; the rest goes with the committing PUT (a blob smaller than one chunk is one PUT).
+ * Memory is bounded by the chunk size. A session is used by one thread at a time. The call
+ * options' credentials (c->creds) must stay alive until commit or abort. */
+typedef struct sw_blob_upload sw_blob_upload;
+
+/* POST /v2/<repo>/blobs/uploads/ and keep the session's Location. */
+int sw_registry_upload_start(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                             sw_blob_upload **out);
+/* Chunk size for this session (default SW_UPLOAD_CHUNK_DEFAULT, at most SW_UPLOAD_CHUNK_MAX,
+ * at least the registry's OCI-Chunk-Min-Length). Only before the first write. */
+void sw_registry_upload_set_chunk_size(sw_blob_upload *u, size_t n);
+/* Appends data. A PATCH is sent (never retried: a chunk's fate is unknown after a failure)
+ * whenever a chunk is full. On failure the error is sticky: every later write and the commit
+ * return it, the session is lost, and the caller must abort and restart from the first byte
+ * with a new session (sw_registry_push_blob does that by itself). */
+int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len);
+/* Bytes written so far (for progress displays). */
+uint64_t sw_registry_upload_size(const sw_blob_upload *u);
+/* PUT <session>?digest=<digest> with the buffered rest; the registry checks the digest
+ * (SW_EINVALID "... DIGEST_INVALID ..." when the content does not match). Frees u whatever
+ * the result; a failed session is cancelled. */
+int sw_registry_upload_commit(sw_blob_upload *u, const char *digest);
+/* DELETE the session (best effort) and free u. NULL is a no-op. */
+void sw_registry_upload_abort(sw_blob_upload *u);
+
+/* POST /v2/<repo>/blobs/uploads/?mount=<digest>&from=<from_repo> (a repository of the same
+ * registry). *mounted true: the blob is now in repo. false: the registry opened an upload
+ * session instead (no such blob in from_repo, no pull access to it, or no mount support);
+ * it is returned in *session when session is non-NULL, else cancelled. */
+int sw_registry_blob_mount(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                           const char *digest, const char *from_repo, bool *mounted,
+                           sw_blob_upload **session);
+
+/* What a one-shot push did. */
+typedef enum sw_blob_pushed {
+    SW_BLOB_EXISTED = 1, /* HEAD: the repository had it; nothing sent */
+    SW_BLOB_MOUNTED = 2, /* mounted from from_repo; nothing sent */
+    SW_BLOB_UPLOADED = 3,
+} sw_blob_pushed;
+
+/* Pushes a blob held in memory: HEAD first, then a mount from from_repo (may be NULL), else an
+ * upload. A transport failure, timeout or 5xx during the upload restarts it in a new session
+ * (up to the registry's retries). how may be NULL. */
+int sw_registry_push_blob(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                          const char *digest, const void *data, size_t len, const char *from_repo,
+                          sw_blob_pushed *how);
+/* The same for size bytes read with pread() from fd, from offset 0 (a restart reads again). */
+int sw_registry_push_blob_fd(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                             const char *digest, int fd, uint64_t size, const char *from_repo,
+                             sw_blob_pushed *how);
+
+/* PUT /v2/<repo>/manifests/<ref.tag, else ref.digest> with Content-Type media_type. The body
+ * (at most SW_MANIFEST_MAX_BYTES) must hash to ref.digest when one is given; the registry's
+ * Docker-Content-Digest, when sent, must equal sha256(body). digest_out (may be NULL) receives
+ * sha256(body). */
+int sw_registry_put_manifest(sw_registry *r, const sw_registry_call *c, const sw_ref *ref,
+                             const char *media_type, const char *body, size_t len,
+                             char digest_out[80]);
+
+/* Counters of one sw_registry since its creation, for tests and progress reports. */
+typedef struct sw_push_stats {
+    uint64_t blob_heads;      /* HEAD requests for blobs */
+    uint64_t upload_sessions; /* sessions the registry opened (POST answered 202) */
+    uint64_t mounts;          /* blobs mounted (POST answered 201) */
+    uint64_t bytes;           /* blob bytes sent in PATCH and PUT bodies */
+    uint64_t manifests;       /* manifests stored */
+} sw_push_stats;
+
+void sw_registry_push_stats(sw_registry *r, sw_push_stats *out);
+
+#endif
