@@ -9,6 +9,9 @@ struct sw_cmd {
 };
 
 int sw_cmd_server(int argc, char **argv);
+int sw_cmd_import_image(int argc, char **argv);
+int sw_cmd_tag(int argc, char **argv);
+int sw_cmd_describe(int argc, char **argv);
 int sw_cmd_version(int argc, char **argv);
 
 #endif

@@ -6,6 +6,10 @@
 
 static const struct sw_cmd commands[] = {
     {"server", "run the Kubernetes-compatible API server", sw_cmd_server},
+    {"import-image", "import images from a container registry into an image stream",
+     sw_cmd_import_image},
+    {"tag", "tag images into image streams, or delete tags", sw_cmd_tag},
+    {"describe", "show details of image streams and images", sw_cmd_describe},
     {"version", "print the version", sw_cmd_version},
 };
 
