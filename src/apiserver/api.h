@@ -42,6 +42,7 @@ typedef struct sw_request {
     size_t body_len;
     /* Query lookup, provided by the HTTP layer. Returns NULL when absent. */
     const char *(*query)(void *conn, const char *key);
+    const char *(*header)(void *conn, const char *key); /* may be NULL */
     void *conn;
 } sw_request;
 

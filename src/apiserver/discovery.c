@@ -63,6 +63,18 @@ static json_t *resource_list(const char *group, const char *version)
         if (k->categories[0])
             json_object_set_new(r, "categories", str_array(k->categories, 2));
         json_array_append_new(res, r);
+        for (size_t j = 0; j < k->nsubresources; j++) {
+            const sw_subresource *sr = &k->subresources[j];
+            char sub[128];
+            size_t nsv = 0;
+            while (sr->verbs[nsv])
+                nsv++;
+            snprintf(sub, sizeof(sub), "%s/%s", k->plural, sr->name);
+            json_array_append_new(res, json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", sub,
+                                                 "singularName", "", "namespaced", k->namespaced,
+                                                 "kind", sr->kind, "verbs",
+                                                 str_array(sr->verbs, nsv)));
+        }
         if (k->has_status) {
             char sub[128];
             static const char *const sv[] = {"get", "patch", "update"};

@@ -71,6 +71,28 @@ static bool copy_seg(char *dst, size_t n, const char *src)
     return sw_strlcpy(dst, src, n) < n;
 }
 
+static const sw_subresource *find_subresource(const sw_kind *k, const char *name)
+{
+    for (size_t i = 0; i < k->nsubresources; i++)
+        if (!strcmp(k->subresources[i].name, name))
+            return &k->subresources[i];
+    return NULL;
+}
+
+/* The segments after a custom subresource, joined with '/'. */
+static int rest_of_path(sw_route *rt, char **segs, size_t from, size_t n)
+{
+    if (from < n && !rt->subres->takes_path)
+        return SW_ENOTFOUND;
+    for (size_t j = from; j < n; j++) {
+        size_t len = strlen(rt->rest);
+        if (snprintf(rt->rest + len, sizeof(rt->rest) - len, "%s%s", j > from ? "/" : "",
+                     segs[j]) >= (int)(sizeof(rt->rest) - len))
+            return SW_ENOTFOUND;
+    }
+    return 0;
+}
+
 /* Fills rt from /api/v1/... or /apis/<g>/<v>/...; SW_ENOTFOUND when nothing matches. */
 static int route(const char *path, sw_route *rt)
 {
@@ -111,6 +133,9 @@ static int route(const char *path, sw_route *rt)
             return SW_ENOTFOUND;
         if (++i < n && !copy_seg(rt->sub, sizeof(rt->sub), segs[i]))
             return SW_ENOTFOUND;
+        rt->subres = find_subresource(rt->kind, rt->sub);
+        if (rt->subres)
+            return rest_of_path(rt, segs, i + 1, n);
         if (i + 1 < n)
             return SW_ENOTFOUND;
     }
@@ -420,6 +445,8 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
     }
     if (rt.kind->virt)
         sw_rest_virtual(api, req, &rt, resp);
+    else if (rt.subres)
+        sw_rest_subresource(api, req, &rt, resp);
     else if (!strcmp(m, "GET") && !rt.has_name && is_watch(req))
         sw_watch_serve(api, req, &rt, resp);
     else if (!strcmp(m, "GET") && rt.has_name)

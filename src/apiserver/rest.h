@@ -9,7 +9,9 @@ typedef struct sw_route {
     const sw_kind *kind;
     char ns[256];
     char name[256];
-    char sub[32]; /* "", "status", "finalize" */
+    char sub[32]; /* "", "status", "finalize", or a custom subresource's name */
+    char rest[512]; /* path after a custom subresource that takes one */
+    const sw_subresource *subres;
     bool has_ns;
     bool has_name;
 } sw_route;
@@ -42,6 +44,9 @@ int sw_rest_read_body(const sw_request *req, const sw_route *rt, sw_response *re
 /* The create/update pipelines on an object (namespace/name from its metadata). */
 int sw_rest_create_obj(sw_api *api, const sw_kind *k, json_t *obj, bool dry_run);
 int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status, bool dry_run);
+/* Serves a custom subresource of a stored kind. */
+void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
+                         sw_response *resp);
 /* Serves a virtual kind through its sw_virtual_ops. */
 void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 

@@ -44,6 +44,11 @@ static const char *query_cb(void *conn, const char *key)
     return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+static const char *header_cb(void *conn, const char *key)
+{
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, key);
+}
+
 static bool authorized(sw_apiserver *s, struct MHD_Connection *conn, const char *path)
 {
     if (s->opts.anonymous || !strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
@@ -158,6 +163,7 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         .body = sw_buf_cstr(&cc->body),
         .body_len = cc->body.len,
         .query = query_cb,
+        .header = header_cb,
         .conn = conn,
     };
     if (cc->too_big) {

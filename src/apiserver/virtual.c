@@ -168,6 +168,30 @@ void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_
     json_decref(out);
 }
 
+void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
+                         sw_response *resp)
+{
+    api_objects ao;
+    sw_subresp out = {0};
+    sw_subreq sr = {.method = req->method, .ns = rt->has_ns ? rt->ns : NULL, .name = rt->name,
+                    .rest = rt->rest, .content_type = req->content_type, .body = req->body,
+                    .body_len = req->body_len, .query = req->query, .header = req->header,
+                    .conn = req->conn};
+    objects_init(&ao, api, sw_rest_dry_run(req));
+    int error = rt->subres->handle(&api->kctx, &ao.base, &sr, &out);
+    if (error < 0) {
+        sw_response_error(resp, error, sw_error_msg(), rt->kind, rt->name);
+    } else if (out.obj) {
+        sw_response_json(resp, out.status ? out.status : 200, out.obj);
+    } else {
+        json_t *st = json_pack("{s:s, s:s, s:{}, s:s}", "kind", "Status", "apiVersion", "v1",
+                               "metadata", "status", "Success");
+        sw_response_json(resp, out.status ? out.status : 200, st);
+        json_decref(st);
+    }
+    json_decref(out.obj);
+}
+
 sw_objects *sw_api_objects_new(sw_api *api)
 {
     api_objects *ao = sw_calloc(1, sizeof(*ao));

@@ -207,6 +207,14 @@ static const sw_column bc_columns[] = {
     {"Latest", "string", "The number of the newest build", 0, latest_cell},
 };
 
+static const char *const post_verbs[] = {"create", NULL};
+static const char *const details_verbs[] = {"update", NULL};
+
+static const sw_subresource bc_subresources[] = {
+    {"instantiate", "BuildRequest", post_verbs, false, sw_build_bc_instantiate},
+    {"webhooks", "Build", post_verbs, true, sw_build_bc_webhook},
+};
+
 const sw_kind sw_kind_buildconfig = {
     .group = "build.openshift.io", .version = "v1", .kind = "BuildConfig",
     .plural = "buildconfigs", .singular = "buildconfig", .short_names = {"bc"},
@@ -218,6 +226,7 @@ const sw_kind sw_kind_buildconfig = {
                    "\"status\":{\"lastVersion\":\"integer\",\"imageChangeTriggers\":[\"any\"]}}",
     .columns = bc_columns, .ncolumns = 3, .prepare_create = bc_prepare_create,
     .prepare_update = bc_prepare_update, .validate = bc_validate,
+    .subresources = bc_subresources, .nsubresources = 2,
 };
 
 /* ---- Build ---- */
@@ -230,7 +239,13 @@ bool sw_build_phase_terminal(const char *phase)
 
 static int build_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 {
+    const char *bc = json_string_value(json_object_get(sw_json_at(obj, "metadata.labels"),
+                                                       "openshift.io/build-config.name"));
     sw_json_set_path(obj, "status.phase", json_string("New"));
+    if (bc)
+        sw_json_set_path(obj, "status.config",
+                         json_pack("{s:s, s:s, s:s}", "kind", "BuildConfig", "namespace",
+                                   sw_json_str_at(obj, "metadata.namespace") ?: "", "name", bc));
     default_strategy_type(sw_json_obj_path(obj, "spec"));
     return 0;
 }
@@ -298,6 +313,11 @@ static const sw_column build_columns[] = {
 
 static const char *const build_fields[] = {"status.phase", NULL};
 
+static const sw_subresource build_subresources[] = {
+    {"clone", "BuildRequest", post_verbs, false, sw_build_build_clone},
+    {"details", "Build", details_verbs, false, sw_build_build_details},
+};
+
 const sw_kind sw_kind_build = {
     .group = "build.openshift.io", .version = "v1", .kind = "Build", .plural = "builds",
     .singular = "build", .categories = {"all"}, .namespaced = true, .has_status = true,
@@ -312,4 +332,5 @@ const sw_kind sw_kind_build = {
     .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,
     .prepare_create = build_prepare_create,
     .prepare_status_update = build_prepare_status_update, .validate = build_validate,
+    .subresources = build_subresources, .nsubresources = 2,
 };

@@ -189,6 +189,31 @@ static void default_tag(json_t *tag)
         sw_json_set_path(tag, "referencePolicy.type", json_string("Source"));
 }
 
+/* An ImageStreamImage reference <this stream>@<digest or prefix>: the event in this stream's
+ * history with that image is copied (tagReferenceToTagEvent); another stream's is left to the
+ * client that wrote it. */
+static void copy_stream_image(json_t *obj, const char *tag, const char *ref, int64_t gen)
+{
+    const char *at = strchr(ref, '@');
+    const char *sname = sw_json_str_at(obj, "metadata.name");
+    size_t i, j;
+    json_t *st, *ev;
+    if (!at || !sname || strlen(sname) != (size_t)(at - ref) || strncmp(ref, sname, strlen(sname)))
+        return;
+    json_array_foreach(sw_json_at(obj, "status.tags"), i, st) {
+        json_array_foreach(json_object_get(st, "items"), j, ev) {
+            const char *img = sw_json_str_at(ev, "image");
+            if (img && *img && sw_str_prefix(img, at + 1)) {
+                json_t *copy = json_deep_copy(ev);
+                json_object_set_new(copy, "generation", json_integer(gen));
+                sw_imagestream_add_tag_event(obj, tag, copy);
+                json_decref(copy);
+                return;
+            }
+        }
+    }
+}
+
 /* tagsChanged: a new or changed reference tag gets its status at once. Same-stream ImageStreamTag
  * references copy the target's newest event; DockerImage references record the pull spec. */
 static void apply_tag_references(json_t *obj, const json_t *old)
@@ -230,6 +255,8 @@ static void apply_tag_references(json_t *obj, const json_t *old)
                 sw_imagestream_add_tag_event(obj, name, ev);
                 json_decref(ev);
             }
+        } else if (sw_str_eq(kind, "ImageStreamImage") && (!fns || !*fns || sw_str_eq(fns, ns))) {
+            copy_stream_image(obj, name, fname, gen);
         }
     }
 }

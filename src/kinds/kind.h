@@ -60,6 +60,33 @@ typedef struct sw_column {
 
 enum { SW_NAME_SUBDOMAIN = 0, SW_NAME_LABEL = 1, SW_NAME_PATH_SEGMENT = 2 };
 
+/* A request to a custom subresource of a stored kind (buildconfigs/<n>/instantiate ...). */
+typedef struct sw_subreq {
+    const char *method;
+    const char *ns;   /* NULL for cluster-scoped kinds */
+    const char *name; /* the parent object */
+    const char *rest; /* the path after the subresource name ("<secret>/github"), or "" */
+    const char *content_type;
+    const char *body;
+    size_t body_len;
+    const char *(*query)(void *conn, const char *key);
+    const char *(*header)(void *conn, const char *key);
+    void *conn;
+} sw_subreq;
+
+typedef struct sw_subresp {
+    int status;  /* HTTP status of the success; 0 means 200 */
+    json_t *obj; /* the reply (owned); NULL answers a Status Success */
+} sw_subresp;
+
+typedef struct sw_subresource {
+    const char *name;
+    const char *kind;         /* what discovery says it returns */
+    const char *const *verbs; /* NULL-terminated, for discovery */
+    bool takes_path;          /* accepts segments after its name (webhooks/<secret>/<type>) */
+    int (*handle)(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out);
+} sw_subresource;
+
 struct sw_kind {
     const char *group; /* "" for the core group */
     const char *version;
@@ -98,6 +125,10 @@ struct sw_kind {
      * discovery advertises (NULL: every verb). */
     const sw_virtual_ops *virt;
     const char *const *verbs;
+
+    /* Custom subresources of a stored kind, besides status. */
+    const sw_subresource *subresources;
+    size_t nsubresources;
 };
 
 /* The registered kinds, in discovery order. */
