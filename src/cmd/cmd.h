@@ -9,6 +9,7 @@ struct sw_cmd {
 };
 
 int sw_cmd_server(int argc, char **argv);
+int sw_cmd_controllers(int argc, char **argv);
 int sw_cmd_import_image(int argc, char **argv);
 int sw_cmd_tag(int argc, char **argv);
 int sw_cmd_describe(int argc, char **argv);

@@ -6,6 +6,7 @@
 
 static const struct sw_cmd commands[] = {
     {"server", "run the Kubernetes-compatible API server", sw_cmd_server},
+    {"controllers", "run the controllers alone, against any API server", sw_cmd_controllers},
     {"import-image", "import images from a container registry into an image stream",
      sw_cmd_import_image},
     {"tag", "tag images into image streams, or delete tags", sw_cmd_tag},

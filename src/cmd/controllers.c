@@ -1,0 +1,67 @@
+/* controllers: `slipway controllers` runs slipway's controllers alone, as API clients of the
+ * server its kubeconfig names (a slipway server started with --no-controllers, or a real
+ * cluster that serves the image API), until SIGINT/SIGTERM. */
+#include "cmd/cli.h"
+#include "cmd/cmd.h"
+
+#include "controllers/controllers.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/str.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sw_cmd_controllers(int argc, char **argv)
+{
+    const char *interval = "900", *per_minute = "60", *verbosity = "0";
+    const sw_cli_flag flags[] = {
+        {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
+         "Minimum time between two scheduled imports of a tag (default 900).", NULL},
+        {"max-scheduled-imports-per-minute", 0, SW_CLI_STRING, &per_minute, "N",
+         "Global cap on scheduled imports (default 60).", NULL},
+        {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
+         NULL},
+    };
+    const sw_cli_command cmd = {
+        "controllers", "",
+        "Runs the image import controller against the API server the kubeconfig names, until "
+        "SIGINT or SIGTERM. `slipway server` embeds the same controllers unless started with "
+        "--no-controllers.",
+        "  slipway controllers --kubeconfig data/admin.kubeconfig\n", flags,
+        sizeof(flags) / sizeof(flags[0])};
+    sw_cli cli;
+    int code = 0;
+    int64_t iv, pm, v;
+    if (sw_cli_start(&cli, &cmd, argc, argv, &code))
+        return code;
+    if (sw_str_to_i64(interval, &iv) < 0 || iv < 1 || sw_str_to_i64(per_minute, &pm) < 0 ||
+        pm < 1 || sw_str_to_i64(verbosity, &v) < 0) {
+        sw_error_set(SW_EINVALID, "--scheduled-import-interval, --max-scheduled-imports-per-minute "
+                                  "and --v take positive numbers");
+        return sw_cli_usage_error(&cli);
+    }
+    sw_log_set_verbosity((int)v);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    const char *kc = cli.kubeconfig ? cli.kubeconfig : getenv("KUBECONFIG");
+    sw_controllers *c = NULL;
+    sw_controllers_opts o = {.kubeconfig = kc,
+                             .import = {.scheduled_interval_s = (int)iv,
+                                        .max_scheduled_per_minute = (int)pm}};
+    int error = sw_controllers_start(&c, &o);
+    if (error == 0) {
+        int sig;
+        sw_log(SW_LOG_WARN, "slipway controllers running");
+        sigwait(&set, &sig);
+        sw_log(SW_LOG_WARN, "received signal %d, shutting down", sig);
+        sw_controllers_stop(c);
+    }
+    return sw_cli_finish(&cli, error);
+}
