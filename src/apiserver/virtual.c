@@ -93,8 +93,13 @@ static int obj_del(sw_objects *o, const sw_kind *k, const char *ns, const char *
     return o->dry_run ? 0 : sw_store_delete(api_of(o)->store, key, 0, &rev);
 }
 
+static sw_objects *obj_hold(sw_objects *o);
+static void obj_release(sw_objects *o);
+
 static void objects_init(api_objects *ao, sw_api *api, bool dry_run)
 {
+    ao->base.hold = obj_hold;
+    ao->base.release = obj_release;
     ao->api = api;
     ao->base.get = obj_get;
     ao->base.list = obj_list;
@@ -181,6 +186,18 @@ void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
     int error = rt->subres->handle(&api->kctx, &ao.base, &sr, &out);
     if (error < 0) {
         sw_response_error(resp, error, sw_error_msg(), rt->kind, rt->name);
+        if (out.free)
+            out.free(out.state);
+    } else if (out.next) {
+        resp->status = out.status ? out.status : 200;
+        resp->content_type = "text/plain";
+        resp->stream.next = out.next;
+        resp->stream.free = out.free;
+        resp->stream.state = out.state;
+    } else if (out.text) {
+        resp->status = out.status ? out.status : 200;
+        resp->content_type = "text/plain";
+        sw_buf_put(&resp->body, out.text, out.text_len);
     } else if (out.obj) {
         sw_response_json(resp, out.status ? out.status : 200, out.obj);
     } else {
@@ -190,6 +207,19 @@ void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
         json_decref(st);
     }
     json_decref(out.obj);
+    sw_free(out.text);
+}
+
+static sw_objects *obj_hold(sw_objects *o)
+{
+    api_objects *copy = sw_calloc(1, sizeof(*copy));
+    objects_init(copy, api_of(o), o->dry_run);
+    return &copy->base;
+}
+
+static void obj_release(sw_objects *o)
+{
+    sw_free(o);
 }
 
 sw_objects *sw_api_objects_new(sw_api *api)

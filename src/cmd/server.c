@@ -237,6 +237,7 @@ static int run(server_flags *f)
         return error;
     api.store = store;
     api.kctx.image_registry = f->image_registry ? f->image_registry : "";
+    api.kctx.data_dir = f->data_dir;
     sw_registry_opts ro = {.insecure_hosts = f->insecure};
     if ((error = sw_registry_new(&api.kctx.registry, &ro)) < 0)
         goto done;

@@ -209,6 +209,7 @@ static const sw_column bc_columns[] = {
 
 static const char *const post_verbs[] = {"create", NULL};
 static const char *const details_verbs[] = {"update", NULL};
+static const char *const log_verbs[] = {"get", "create", NULL};
 
 static const sw_subresource bc_subresources[] = {
     {"instantiate", "BuildRequest", post_verbs, false, sw_build_bc_instantiate},
@@ -226,7 +227,8 @@ const sw_kind sw_kind_buildconfig = {
                    "\"status\":{\"lastVersion\":\"integer\",\"imageChangeTriggers\":[\"any\"]}}",
     .columns = bc_columns, .ncolumns = 3, .prepare_create = bc_prepare_create,
     .prepare_update = bc_prepare_update, .validate = bc_validate,
-    .subresources = bc_subresources, .nsubresources = 2,
+    .subresources = bc_subresources,
+    .nsubresources = sizeof(bc_subresources) / sizeof(bc_subresources[0]),
 };
 
 /* ---- Build ---- */
@@ -316,6 +318,7 @@ static const char *const build_fields[] = {"status.phase", NULL};
 static const sw_subresource build_subresources[] = {
     {"clone", "BuildRequest", post_verbs, false, sw_build_build_clone},
     {"details", "Build", details_verbs, false, sw_build_build_details},
+    {"log", "BuildLog", log_verbs, false, sw_build_build_log},
 };
 
 const sw_kind sw_kind_build = {
@@ -332,5 +335,6 @@ const sw_kind sw_kind_build = {
     .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,
     .prepare_create = build_prepare_create,
     .prepare_status_update = build_prepare_status_update, .validate = build_validate,
-    .subresources = build_subresources, .nsubresources = 2,
+    .subresources = build_subresources,
+    .nsubresources = sizeof(build_subresources) / sizeof(build_subresources[0]),
 };

@@ -18,6 +18,8 @@ int sw_build_bc_webhook(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *
                         sw_subresp *out);
 int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                          sw_subresp *out);
+int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
+                       sw_subresp *out);
 int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                            sw_subresp *out);
 

@@ -19,6 +19,7 @@ typedef struct sw_registry sw_registry;
 typedef struct sw_kind_ctx {
     const char *image_registry; /* --image-registry HOST:PORT or "" */
     sw_registry *registry;      /* OCI registry client for imports (NULL: imports unavailable) */
+    const char *data_dir;       /* the server's data directory (build logs live under it) */
 } sw_kind_ctx;
 
 /* Access to stored objects for virtual kinds, implemented by the API server. Objects come back
@@ -33,6 +34,9 @@ struct sw_objects {
     int (*update)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
     int (*update_status)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
     int (*del)(sw_objects *o, const sw_kind *k, const char *ns, const char *name);
+    /* A copy that stays valid after the request (for streamed replies); free with release. */
+    sw_objects *(*hold)(sw_objects *o);
+    void (*release)(sw_objects *o);
     bool dry_run;
 };
 
@@ -76,7 +80,14 @@ typedef struct sw_subreq {
 
 typedef struct sw_subresp {
     int status;  /* HTTP status of the success; 0 means 200 */
-    json_t *obj; /* the reply (owned); NULL answers a Status Success */
+    json_t *obj; /* the reply (owned); NULL answers a Status Success, unless text or next is set */
+    char *text;  /* a text/plain reply (sw_malloc'd, owned), or NULL */
+    size_t text_len;
+    /* A streamed text/plain reply: next() fills buf and returns the byte count, 0 when it has
+     * nothing yet (it may block briefly) or -1 at the end; free() releases state. */
+    long (*next)(void *state, char *buf, size_t max);
+    void (*free)(void *state);
+    void *state;
 } sw_subresp;
 
 typedef struct sw_subresource {

@@ -1,0 +1,206 @@
+/* buildlog: builds/<n>/log. Logs live in <data dir>/logs/<ns>/<build>.log. GET serves them
+ * (tailLines, limitBytes; follow streams until the build finishes; without nowait a build that
+ * has not started is waited for, up to 30 s, as OpenShift does). POST appends text: the build
+ * controller, an API client like any other, ships the builder's output this way (a slipway
+ * extension; OpenShift reads pod logs instead). */
+#include "kinds/build.h"
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/str.h"
+#include "util/time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_LOG (64 * 1024 * 1024)
+#define START_WAIT_MS 30000
+#define FOLLOW_POLL_MS 200
+
+static int log_path(const sw_kind_ctx *ctx, const char *ns, const char *name, char *out,
+                    size_t n, bool create_dirs)
+{
+    if (!ctx->data_dir)
+        return sw_error_set(SW_EUNAVAILABLE, "build logs are not available on this server");
+    snprintf(out, n, "%s/logs", ctx->data_dir);
+    if (create_dirs && mkdir(out, 0700) < 0 && errno != EEXIST)
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+    snprintf(out, n, "%s/logs/%s", ctx->data_dir, ns);
+    if (create_dirs && mkdir(out, 0700) < 0 && errno != EEXIST)
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+    snprintf(out, n, "%s/logs/%s/%s.log", ctx->data_dir, ns, name);
+    return 0;
+}
+
+static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
+{
+    char path[4096];
+    struct stat st;
+    json_t *build = NULL;
+    int error = o->get(o, &sw_kind_build, r->ns, r->name, &build);
+    json_decref(build);
+    if (error == 0)
+        error = log_path(ctx, r->ns, r->name, path, sizeof(path), true);
+    if (error < 0)
+        return error;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "cannot open the build log: %s", strerror(errno));
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size + r->body_len > MAX_LOG) {
+        close(fd);
+        return sw_error_set(SW_ELIMIT, "the build log of %s/%s reached its %d-byte limit", r->ns,
+                            r->name, MAX_LOG);
+    }
+    ssize_t w = r->body_len ? write(fd, r->body, r->body_len) : 0;
+    close(fd);
+    if (w < 0 || (size_t)w != r->body_len)
+        return sw_error_set(SW_ERROR, "cannot write the build log: %s", strerror(errno));
+    return 0;
+}
+
+static bool started(const char *phase)
+{
+    return phase && strcmp(phase, "New") && strcmp(phase, "Pending");
+}
+
+/* Waits (polling) until the build has left New/Pending or the deadline passes. */
+static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, size_t n)
+{
+    int64_t deadline = sw_time_mono_ms() + START_WAIT_MS;
+    for (;;) {
+        json_t *b = NULL;
+        if (o->get(o, &sw_kind_build, r->ns, r->name, &b) < 0)
+            return NULL;
+        sw_strlcpy(phase, sw_json_str_at(b, "status.phase") ?: "New", n);
+        json_decref(b);
+        if (started(phase) || sw_time_mono_ms() >= deadline)
+            return phase;
+        usleep(FOLLOW_POLL_MS * 1000);
+    }
+}
+
+/* The last `lines` lines of text (all of it when lines < 0). */
+static size_t tail_offset(const char *text, size_t len, int64_t lines)
+{
+    if (lines < 0)
+        return 0;
+    size_t i = len;
+    if (i && text[i - 1] == '\n')
+        i--;
+    for (int64_t seen = 0; i > 0; i--)
+        if (text[i - 1] == '\n' && ++seen == lines)
+            return i;
+    return lines == 0 ? len : 0;
+}
+
+typedef struct follower {
+    sw_objects *o;
+    char ns[256], name[256], path[4096];
+    int64_t off;
+    bool done;
+} follower;
+
+static void follower_free(void *state)
+{
+    follower *f = state;
+    f->o->release(f->o);
+    sw_free(f);
+}
+
+static bool finished(follower *f)
+{
+    json_t *b = NULL;
+    if (f->o->get(f->o, &sw_kind_build, f->ns, f->name, &b) < 0)
+        return true;
+    bool fin = sw_build_phase_terminal(sw_json_str_at(b, "status.phase"));
+    json_decref(b);
+    return fin;
+}
+
+static long follower_next(void *state, char *buf, size_t max)
+{
+    follower *f = state;
+    for (int waited = 0; waited < 1000 / FOLLOW_POLL_MS; waited++) {
+        int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? pread(fd, buf, max, f->off) : 0;
+        if (fd >= 0)
+            close(fd);
+        if (n > 0) {
+            f->off += n;
+            return (long)n;
+        }
+        if (f->done)
+            return -1;
+        /* Nothing new: one more read after the build finishes catches the last lines. */
+        f->done = finished(f);
+        if (!f->done)
+            usleep(FOLLOW_POLL_MS * 1000);
+    }
+    return 0;
+}
+
+static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out)
+{
+    char path[4096], phase[32];
+    bool follow = false, nowait = false;
+    int64_t tail = -1, limit = -1;
+    const char *q;
+    if ((q = r->query(r->conn, "follow")) && sw_str_to_bool(q, &follow) < 0)
+        return sw_error_set(SW_EBADREQUEST, "follow: invalid boolean %s", q);
+    if ((q = r->query(r->conn, "nowait")) && sw_str_to_bool(q, &nowait) < 0)
+        return sw_error_set(SW_EBADREQUEST, "nowait: invalid boolean %s", q);
+    if ((q = r->query(r->conn, "tailLines")) && (sw_str_to_i64(q, &tail) < 0 || tail < 0))
+        return sw_error_set(SW_EBADREQUEST, "tailLines: invalid value %s", q);
+    if ((q = r->query(r->conn, "limitBytes")) && (sw_str_to_i64(q, &limit) < 0 || limit <= 0))
+        return sw_error_set(SW_EBADREQUEST, "limitBytes: invalid value %s", q);
+    int error = log_path(ctx, r->ns, r->name, path, sizeof(path), false);
+    if (error < 0)
+        return error;
+    if (!nowait && !wait_started(o, r, phase, sizeof(phase)))
+        return sw_error_set(SW_ENOTFOUND, "builds.build.openshift.io \"%s\" not found", r->name);
+    sw_buf text = SW_BUF_INIT(MAX_LOG);
+    FILE *fp = fopen(path, "r");
+    char chunk[65536];
+    size_t n;
+    while (fp && (n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+        sw_buf_put(&text, chunk, n);
+    if (fp)
+        fclose(fp);
+    size_t from = tail_offset(sw_buf_cstr(&text), text.len, tail);
+    size_t len = text.len - from;
+    if (limit > 0 && (size_t)limit < len)
+        len = (size_t)limit;
+    if (follow && limit < 0) {
+        /* the follower streams from the tail offset on, then whatever is appended */
+        follower *f = sw_calloc(1, sizeof(*f));
+        f->o = o->hold(o);
+        sw_strlcpy(f->ns, r->ns, sizeof(f->ns));
+        sw_strlcpy(f->name, r->name, sizeof(f->name));
+        sw_strlcpy(f->path, path, sizeof(f->path));
+        f->off = (int64_t)from;
+        out->next = follower_next;
+        out->free = follower_free;
+        out->state = f;
+    } else {
+        out->text = sw_strndup(sw_buf_cstr(&text) + from, len);
+        out->text_len = len;
+    }
+    sw_buf_dispose(&text);
+    return 0;
+}
+
+int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
+                       sw_subresp *out)
+{
+    if (!strcmp(r->method, "GET"))
+        return serve(ctx, o, r, out);
+    if (!strcmp(r->method, "POST"))
+        return append(ctx, o, r);
+    return sw_error_set(SW_EMETHOD, "builds/log takes GET, or POST to append");
+}
