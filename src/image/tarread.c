@@ -1,0 +1,313 @@
+/* tarread: libarchive reads the archive one header at a time; each entry is checked and
+ * translated into an sw_tar_entry (paths cleaned and put under the prefix, hard link targets
+ * too, symlink targets kept verbatim since they are never followed here), and regular
+ * contents are streamed into a numbered spool file or an in-memory copy, within the caps.
+ * Only the tar formats and the gzip, bzip2, xz and zstd filters are enabled. Design note:
+ * docs/internals/image.md. */
+#include "image/tarread.h"
+
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_CHUNK (64 * 1024)
+
+typedef struct reader {
+    sw_tar *t;
+    const sw_tarread_opts *o;
+    sw_tarread_stats st;
+    char prefix[SW_TAR_MAX_PATH + 1]; /* cleaned, "" for the root */
+    uint64_t max_bytes;
+    size_t max_entries;
+    size_t spool_seq;
+    unsigned char *buf;
+} reader;
+
+/* True for "/", ".", "./", ".//." ...: the archive's own root, which is skipped. */
+static bool is_root(const char *p)
+{
+    for (;;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            return true;
+        if (p[0] != '.' || (p[1] != '/' && p[1] != '\0'))
+            return false;
+        p++;
+    }
+}
+
+/* prefix + "/" + the cleaned archive path, into out. */
+static int layer_path(const reader *r, const char *p, char *out, size_t n)
+{
+    char clean[SW_TAR_MAX_PATH + 1];
+    int error = sw_tar_clean_path(p, clean, sizeof(clean));
+    if (error < 0)
+        return sw_error_set(SW_EINVALID,
+                            "archive entry \"%.200s\" has an unsafe or invalid "
+                            "path",
+                            p);
+    int k = snprintf(out, n, "%s%s%s", r->prefix, *r->prefix ? "/" : "", clean);
+    if (k < 0 || (size_t)k >= n)
+        return sw_error_set(SW_EINVALID, "archive entry \"%.200s\": path too long", p);
+    return 0;
+}
+
+static int arch_error(struct archive *a, int code, const char *what)
+{
+    const char *msg = archive_error_string(a);
+    return sw_error_set(code, "archive: %s: %s", what, msg ? msg : "unknown error");
+}
+
+static int take_bytes(reader *r, size_t n)
+{
+    if (r->st.bytes + n > r->max_bytes)
+        return sw_error_set(SW_ELIMIT, "archive contents exceed %llu bytes",
+                            (unsigned long long)r->max_bytes);
+    r->st.bytes += n;
+    return 0;
+}
+
+/* Streams the current entry's contents into a new spool file; its name goes to path. */
+static int spool(reader *r, struct archive *a, char *path, size_t n)
+{
+    int k = snprintf(path, n, "%s/spool-%zu", r->o->spool_dir, r->spool_seq++);
+    if (k < 0 || (size_t)k >= n)
+        return sw_error_set(SW_EINVALID, "archive: spool directory name too long");
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "archive: cannot create %s: %s", path, strerror(errno));
+    int error = 0;
+    for (;;) {
+        la_ssize_t got = archive_read_data(a, r->buf, READ_CHUNK);
+        if (got < 0) {
+            error = arch_error(a, SW_EINVALID, "reading contents");
+            break;
+        }
+        if (got == 0)
+            break;
+        error = take_bytes(r, (size_t)got);
+        for (size_t off = 0; error == 0 && off < (size_t)got;) {
+            ssize_t w = write(fd, r->buf + off, (size_t)got - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                error = sw_error_set(SW_ERROR, "archive: writing %s: %s", path, strerror(errno));
+            else
+                off += (size_t)w;
+        }
+        if (error < 0)
+            break;
+    }
+    if (close(fd) < 0 && error == 0)
+        error = sw_error_set(SW_ERROR, "archive: closing %s: %s", path, strerror(errno));
+    return error;
+}
+
+/* Reads the current entry's contents into memory. */
+static int slurp(reader *r, struct archive *a, sw_buf *b)
+{
+    for (;;) {
+        la_ssize_t got = archive_read_data(a, r->buf, READ_CHUNK);
+        if (got < 0)
+            return arch_error(a, SW_EINVALID, "reading contents");
+        if (got == 0)
+            return 0;
+        int error = take_bytes(r, (size_t)got);
+        if (error < 0)
+            return error;
+        sw_buf_put(b, r->buf, (size_t)got);
+    }
+}
+
+static int entry_ids(const reader *r, struct archive_entry *ae, sw_tar_entry *e)
+{
+    if (r->o->chown) {
+        e->uid = r->o->uid;
+        e->gid = r->o->gid;
+        return 0;
+    }
+    la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+    if (uid < 0 || gid < 0 || uid > UINT32_MAX || gid > UINT32_MAX)
+        return sw_error_set(SW_EINVALID, "archive entry \"%.200s\": uid/gid out of range", e->path);
+    e->uid = (uint32_t)uid;
+    e->gid = (uint32_t)gid;
+    return 0;
+}
+
+/* Fills e's type and link from the header; *skip for types layers do not carry here. */
+static int entry_kind(const reader *r, struct archive_entry *ae, sw_tar_entry *e, char *link,
+                      bool *skip)
+{
+    const char *hl = archive_entry_hardlink(ae);
+    *skip = false;
+    if (hl) {
+        e->type = SW_TAR_HARDLINK;
+        e->link = link;
+        return layer_path(r, hl, link, SW_TAR_MAX_PATH + 1);
+    }
+    switch (archive_entry_filetype(ae)) {
+    case AE_IFREG:
+        e->type = SW_TAR_REG;
+        return 0;
+    case AE_IFDIR:
+        e->type = SW_TAR_DIR;
+        return 0;
+    case AE_IFLNK: {
+        const char *target = archive_entry_symlink(ae);
+        if (!target || !*target || strlen(target) > SW_TAR_MAX_PATH)
+            return sw_error_set(SW_EINVALID, "archive entry \"%.200s\": bad symlink target",
+                                e->path);
+        e->type = SW_TAR_SYMLINK;
+        e->link = target;
+        return 0;
+    }
+    default:
+        *skip = true;
+        return 0;
+    }
+}
+
+static int add_entry(reader *r, struct archive *a, struct archive_entry *ae, const char *name)
+{
+    char path[SW_TAR_MAX_PATH + 1], link[SW_TAR_MAX_PATH + 1], spath[PATH_MAX];
+    sw_buf data = SW_BUF_INIT(SIZE_MAX);
+    bool skip = false;
+    sw_tar_entry e = {.path = path, .mode = (uint32_t)(archive_entry_perm(ae) & 07777)};
+    int error = layer_path(r, name, path, sizeof(path));
+    if (error == 0)
+        error = entry_kind(r, ae, &e, link, &skip);
+    if (error == 0)
+        error = entry_ids(r, ae, &e);
+    if (error < 0 || skip) {
+        r->st.skipped += skip;
+        goto done;
+    }
+    if (r->st.entries >= r->max_entries) {
+        error = sw_error_set(SW_ELIMIT, "archive has more than %zu entries", r->max_entries);
+        goto done;
+    }
+    if (e.type == SW_TAR_REG && r->o->spool_dir) {
+        error = spool(r, a, spath, sizeof(spath));
+        e.src_path = spath;
+    } else if (e.type == SW_TAR_REG) {
+        error = slurp(r, a, &data);
+        e.data = data.ptr;
+        e.data_len = data.len;
+    }
+    if (error == 0)
+        error = sw_tar_add(r->t, &e);
+    if (error == 0)
+        r->st.entries++;
+done:
+    sw_buf_dispose(&data);
+    return error;
+}
+
+static const char *entry_name(struct archive_entry *ae)
+{
+    const char *p = archive_entry_pathname(ae);
+    return p ? p : archive_entry_pathname_utf8(ae);
+}
+
+static int read_all(reader *r, struct archive *a)
+{
+    struct archive_entry *ae;
+    for (bool first = true;; first = false) {
+        int rc = archive_read_next_header(a, &ae);
+        if (rc == ARCHIVE_EOF)
+            return 0;
+        if (rc < ARCHIVE_WARN)
+            return arch_error(a, first ? SW_EUNSUPPORTED : SW_EINVALID,
+                              first ? "not a tar archive" : "malformed archive");
+        const char *name = entry_name(ae);
+        if (!name)
+            return sw_error_set(SW_EINVALID, "archive: an entry has no usable name");
+        if (is_root(name))
+            continue;
+        int error = add_entry(r, a, ae, name);
+        if (error < 0)
+            return error;
+    }
+}
+
+static int setup(reader *r, sw_tar *t, const sw_tarread_opts *o, struct archive **out)
+{
+    memset(r, 0, sizeof(*r));
+    *out = NULL;
+    if (o->version != SW_TARREAD_OPTS_VERSION)
+        return sw_error_set(SW_EINVALID, "tarread: options version %u is not %d", o->version,
+                            SW_TARREAD_OPTS_VERSION);
+    r->t = t;
+    r->o = o;
+    r->max_bytes = o->max_bytes ? o->max_bytes : SW_TARREAD_MAX_BYTES;
+    r->max_entries = o->max_entries ? o->max_entries : SW_TAR_MAX_ENTRIES;
+    if (o->prefix && *o->prefix && !is_root(o->prefix)) {
+        int error = sw_tar_clean_path(o->prefix, r->prefix, sizeof(r->prefix));
+        if (error < 0)
+            return error;
+    }
+    struct archive *a = archive_read_new();
+    if (!a)
+        return sw_error_set(SW_ERROR, "archive: cannot allocate a reader");
+    archive_read_support_format_tar(a);
+    archive_read_support_filter_gzip(a);
+    archive_read_support_filter_bzip2(a);
+    archive_read_support_filter_xz(a);
+    archive_read_support_filter_zstd(a);
+    r->buf = sw_malloc(READ_CHUNK);
+    *out = a;
+    return 0;
+}
+
+static int run(reader *r, struct archive *a, int open_rc, sw_tarread_stats *stats)
+{
+    int error =
+        open_rc == ARCHIVE_OK ? read_all(r, a) : arch_error(a, SW_EUNSUPPORTED, "cannot open");
+    if (stats)
+        *stats = r->st;
+    archive_read_free(a);
+    sw_free(r->buf);
+    return error;
+}
+
+int sw_tarread_add_file(sw_tar *t, const char *path, const sw_tarread_opts *opts,
+                        sw_tarread_stats *stats)
+{
+    reader r;
+    struct archive *a = NULL;
+    int error = setup(&r, t, opts, &a);
+    if (error < 0)
+        return error;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = sw_error_set(errno == ENOENT ? SW_ENOTFOUND : SW_ERROR,
+                             "archive: cannot open %s: %s", path, strerror(errno));
+        archive_read_free(a);
+        sw_free(r.buf);
+        return error;
+    }
+    error = run(&r, a, archive_read_open_fd(a, fd, READ_CHUNK), stats);
+    close(fd);
+    return error;
+}
+
+int sw_tarread_add_mem(sw_tar *t, const void *data, size_t len, const sw_tarread_opts *opts,
+                       sw_tarread_stats *stats)
+{
+    reader r;
+    struct archive *a = NULL;
+    int error = setup(&r, t, opts, &a);
+    if (error < 0)
+        return error;
+    return run(&r, a, archive_read_open_memory(a, data, len), stats);
+}
