@@ -40,6 +40,7 @@ typedef struct sw_request {
     const char *accept;       /* may be NULL */
     const char *body;
     size_t body_len;
+    const char *body_file; /* a streamed upload kept in a file (instantiatebinary), or NULL */
     /* Query lookup, provided by the HTTP layer. Returns NULL when absent. */
     const char *(*query)(void *conn, const char *key);
     const char *(*header)(void *conn, const char *key); /* may be NULL */
@@ -69,6 +70,11 @@ void sw_response_error(sw_response *resp, int code, const char *message, const s
                        const char *name);
 /* Builds the Status object for an error (used in watch ERROR events too). New reference. */
 json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, const char *name);
+
+/* A build-scoped token's request: 0 when allowed, SW_EUNAUTHORIZED when the token is not
+ * valid, SW_EFORBIDDEN for anything but its own build (buildauth.c). */
+int sw_api_build_token_check(sw_api *api, const char *token, const char *method,
+                             const char *path);
 
 /* Store access for code outside a request (notification worker, embedded controllers). */
 sw_objects *sw_api_objects_new(sw_api *api);

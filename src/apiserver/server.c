@@ -20,7 +20,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 struct sw_apiserver {
     struct MHD_Daemon *daemon;
@@ -33,11 +35,42 @@ struct sw_apiserver {
     bool stopping;
 };
 
+#define MAX_UPLOAD (2ULL * 1024 * 1024 * 1024)
+
 typedef struct conn_ctx {
     sw_buf body;
     bool too_big;
     int64_t start_ms;
+    int upload_fd;          /* a streamed upload (instantiatebinary) goes to a file */
+    char upload_path[4200];
+    uint64_t upload_len;
 } conn_ctx;
+
+/* Binary build uploads are streamed to <data dir>/uploads, never held in memory. */
+static void start_upload(sw_apiserver *s, conn_ctx *cc, const char *method, const char *url)
+{
+    const char *dir = s->api->kctx.data_dir;
+    if (!dir || strcmp(method, "POST") || !sw_str_suffix(url, "/instantiatebinary"))
+        return;
+    snprintf(cc->upload_path, sizeof(cc->upload_path), "%s/uploads", dir);
+    mkdir(cc->upload_path, 0700);
+    snprintf(cc->upload_path, sizeof(cc->upload_path), "%s/uploads/upload-XXXXXX", dir);
+    cc->upload_fd = mkstemp(cc->upload_path);
+    if (cc->upload_fd < 0)
+        cc->upload_path[0] = '\0';
+}
+
+static void upload_write(conn_ctx *cc, const char *data, size_t n)
+{
+    cc->upload_len += n;
+    if (cc->upload_len > MAX_UPLOAD || write(cc->upload_fd, data, n) != (ssize_t)n) {
+        cc->too_big = cc->upload_len > MAX_UPLOAD;
+        close(cc->upload_fd);
+        cc->upload_fd = -1;
+        unlink(cc->upload_path);
+        cc->upload_path[0] = '\0';
+    }
+}
 
 static const char *query_cb(void *conn, const char *key)
 {
@@ -49,17 +82,23 @@ static const char *header_cb(void *conn, const char *key)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, key);
 }
 
-static bool authorized(sw_apiserver *s, struct MHD_Connection *conn, const char *path)
+/* 0, or SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
+static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
+                        const char *path)
 {
     if (s->opts.anonymous || !strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
         !strcmp(path, "/livez") || !strcmp(path, "/version"))
-        return true;
+        return 0;
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     if (!h || strncmp(h, "Bearer ", 7))
-        return false;
+        return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     const char *tok = h + 7;
     size_t n = strlen(s->opts.token);
-    return strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0;
+    if (strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0)
+        return 0;
+    if (sw_str_prefix(tok, "swb1."))
+        return sw_api_build_token_check(s->api, tok, method, path);
+    return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -155,6 +194,7 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
                      const char *url, conn_ctx *cc, sw_response *resp)
 {
     char *pb_json = NULL;
+    int auth;
     sw_request req = {
         .method = method,
         .path = url,
@@ -162,6 +202,7 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
         .body = sw_buf_cstr(&cc->body),
         .body_len = cc->body.len,
+        .body_file = cc->upload_path[0] ? cc->upload_path : NULL,
         .query = query_cb,
         .header = header_cb,
         .conn = conn,
@@ -174,8 +215,8 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         sw_notify_handle(s->api->notifier, &req,
                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
                          resp);
-    } else if (!authorized(s, conn, url)) {
-        sw_response_error(resp, SW_EUNAUTHORIZED, "Unauthorized", NULL, NULL);
+    } else if ((auth = authenticate(s, conn, method, url)) < 0) {
+        sw_response_error(resp, auth, sw_error_msg(), NULL, NULL);
     } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
         health(resp);
     } else if (protobuf_to_json(&req, &pb_json, resp) < 0) {
@@ -200,14 +241,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         cc = sw_calloc(1, sizeof(*cc));
         sw_buf_init(&cc->body, SW_API_MAX_BODY);
         cc->start_ms = sw_time_mono_ms();
+        cc->upload_fd = -1;
+        start_upload(s, cc, method, url);
         *con_cls = cc;
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!cc->too_big && sw_buf_put(&cc->body, upload, *upload_size) < 0)
+        if (cc->upload_fd >= 0)
+            upload_write(cc, upload, *upload_size);
+        else if (!cc->too_big && !cc->upload_path[0] &&
+                 sw_buf_put(&cc->body, upload, *upload_size) < 0)
             cc->too_big = true;
         *upload_size = 0;
         return MHD_YES;
+    }
+    if (cc->upload_fd >= 0) {
+        close(cc->upload_fd);
+        cc->upload_fd = -1;
     }
     sw_response resp;
     sw_response_init(&resp);
@@ -229,6 +279,10 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     conn_ctx *cc = *con_cls;
     if (!cc)
         return;
+    if (cc->upload_fd >= 0)
+        close(cc->upload_fd);
+    if (cc->upload_path[0])
+        unlink(cc->upload_path); /* gone already when a build kept it */
     sw_buf_dispose(&cc->body);
     sw_free(cc);
     *con_cls = NULL;

@@ -180,7 +180,8 @@ void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
     sw_subresp out = {0};
     sw_subreq sr = {.method = req->method, .ns = rt->has_ns ? rt->ns : NULL, .name = rt->name,
                     .rest = rt->rest, .content_type = req->content_type, .body = req->body,
-                    .body_len = req->body_len, .query = req->query, .header = req->header,
+                    .body_len = req->body_len, .body_file = req->body_file,
+                    .query = req->query, .header = req->header,
                     .conn = req->conn};
     objects_init(&ao, api, sw_rest_dry_run(req));
     int error = rt->subres->handle(&api->kctx, &ao.base, &sr, &out);
@@ -190,13 +191,13 @@ void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
             out.free(out.state);
     } else if (out.next) {
         resp->status = out.status ? out.status : 200;
-        resp->content_type = "text/plain";
+        resp->content_type = out.content_type ? out.content_type : "text/plain";
         resp->stream.next = out.next;
         resp->stream.free = out.free;
         resp->stream.state = out.state;
     } else if (out.text) {
         resp->status = out.status ? out.status : 200;
-        resp->content_type = "text/plain";
+        resp->content_type = out.content_type ? out.content_type : "text/plain";
         sw_buf_put(&resp->body, out.text, out.text_len);
     } else if (out.obj) {
         sw_response_json(resp, out.status ? out.status : 200, out.obj);

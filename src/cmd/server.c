@@ -156,11 +156,12 @@ static bool loopback(const char *host)
     return sw_str_prefix(host, "127.");
 }
 
-/* The token persists in DIR/token so clients survive restarts. */
-static int load_token(const char *dir, char *tok, size_t n)
+/* A random secret kept in DIR/<file> (hex), so tokens survive restarts: the admin token
+ * (DIR/token) and the key build tokens are signed with (DIR/build-token.key). */
+static int load_secret(const char *dir, const char *file, char *tok, size_t n)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/token", dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
     FILE *f = fopen(path, "r");
     if (f) {
         size_t r = fread(tok, 1, n - 1, f);
@@ -217,7 +218,7 @@ static int write_kubeconfig(const char *dir, const server_flags *f, const char *
 
 static int run(server_flags *f)
 {
-    char dbpath[4096], token[80], *cert = NULL, *key = NULL;
+    char dbpath[4096], token[80], build_key[80], *cert = NULL, *key = NULL;
     sw_store *store = NULL;
     sw_apiserver *srv = NULL;
     sw_controllers *ctrl = NULL;
@@ -226,7 +227,8 @@ static int run(server_flags *f)
     int error = 0;
     if (mkdir(f->data_dir, 0700) < 0 && errno != EEXIST)
         return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, strerror(errno));
-    if ((error = load_token(f->data_dir, token, sizeof(token))) < 0)
+    if ((error = load_secret(f->data_dir, "token", token, sizeof(token))) < 0 ||
+        (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0)
         return error;
     if (!f->plain_http &&
         (error = sw_tls_load_or_create(f->data_dir, f->host, &cert, &key)) < 0)
@@ -238,6 +240,8 @@ static int run(server_flags *f)
     api.store = store;
     api.kctx.image_registry = f->image_registry ? f->image_registry : "";
     api.kctx.data_dir = f->data_dir;
+    api.kctx.build_token_key = (const unsigned char *)build_key;
+    api.kctx.build_token_key_len = strlen(build_key);
     sw_registry_opts ro = {.insecure_hosts = f->insecure};
     if ((error = sw_registry_new(&api.kctx.registry, &ro)) < 0)
         goto done;

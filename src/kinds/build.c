@@ -210,9 +210,12 @@ static const sw_column bc_columns[] = {
 static const char *const post_verbs[] = {"create", NULL};
 static const char *const details_verbs[] = {"update", NULL};
 static const char *const log_verbs[] = {"get", "create", NULL};
+static const char *const get_verbs[] = {"get", NULL};
 
 static const sw_subresource bc_subresources[] = {
     {"instantiate", "BuildRequest", post_verbs, false, sw_build_bc_instantiate},
+    {"instantiatebinary", "BinaryBuildRequestOptions", post_verbs, false,
+     sw_build_bc_instantiatebinary},
     {"webhooks", "Build", post_verbs, true, sw_build_bc_webhook},
 };
 
@@ -319,6 +322,8 @@ static const sw_subresource build_subresources[] = {
     {"clone", "BuildRequest", post_verbs, false, sw_build_build_clone},
     {"details", "Build", details_verbs, false, sw_build_build_details},
     {"log", "BuildLog", log_verbs, false, sw_build_build_log},
+    {"source", "BinaryBuildSource", get_verbs, false, sw_build_build_source},
+    {"token", "BuildToken", post_verbs, false, sw_build_build_token},
 };
 
 const sw_kind sw_kind_build = {

@@ -23,6 +23,20 @@ int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r
 int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                            sw_subresp *out);
 
+/* Build-scoped tokens (buildtoken.c). */
+int sw_build_token_make(const unsigned char *key, size_t keylen, const char *ns, const char *name,
+                        const char *uid, char *out, size_t n);
+/* The build a token names (not yet verified: check it with sw_build_token_valid). */
+int sw_build_token_subject(const char *token, char *ns, size_t nn, char *name, size_t nname);
+bool sw_build_token_valid(const unsigned char *key, size_t keylen, const char *token,
+                          const char *ns, const char *name, const char *uid);
+int sw_build_bc_instantiatebinary(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
+                                  sw_subresp *out);
+int sw_build_build_source(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
+                          sw_subresp *out);
+int sw_build_build_token(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
+                         sw_subresp *out);
+
 /* Complete, Failed, Error or Cancelled. */
 bool sw_build_phase_terminal(const char *phase);
 

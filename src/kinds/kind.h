@@ -20,6 +20,8 @@ typedef struct sw_kind_ctx {
     const char *image_registry; /* --image-registry HOST:PORT or "" */
     sw_registry *registry;      /* OCI registry client for imports (NULL: imports unavailable) */
     const char *data_dir;       /* the server's data directory (build logs live under it) */
+    const unsigned char *build_token_key; /* HMAC key of build-scoped tokens */
+    size_t build_token_key_len;
 } sw_kind_ctx;
 
 /* Access to stored objects for virtual kinds, implemented by the API server. Objects come back
@@ -73,6 +75,7 @@ typedef struct sw_subreq {
     const char *content_type;
     const char *body;
     size_t body_len;
+    const char *body_file; /* a streamed upload kept in a file (instantiatebinary), or NULL */
     const char *(*query)(void *conn, const char *key);
     const char *(*header)(void *conn, const char *key);
     void *conn;
@@ -82,6 +85,7 @@ typedef struct sw_subresp {
     int status;  /* HTTP status of the success; 0 means 200 */
     json_t *obj; /* the reply (owned); NULL answers a Status Success, unless text or next is set */
     char *text;  /* a text/plain reply (sw_malloc'd, owned), or NULL */
+    const char *content_type; /* of text and streamed replies; NULL: text/plain */
     size_t text_len;
     /* A streamed text/plain reply: next() fills buf and returns the byte count, 0 when it has
      * nothing yet (it may block briefly) or -1 at the end; free() releases state. */
