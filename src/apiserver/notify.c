@@ -1,7 +1,9 @@
 /* notify: the distribution registry's notification webhook (POST /notifications/registry).
  * Authenticated by a bearer token read from --registry-notifications-token-file; anything else
  * gets 401. Each manifest push by tag is queued and a worker thread re-imports, at once, every
- * scheduled ImageStream tag that names the pushed repository:tag on that registry. */
+ * scheduled ImageStream tag that names the pushed repository:tag on that registry. The
+ * registry sends the event before it moves the tag (distribution 2.x), so an import that still
+ * sees the old digest (or no tag) is retried a few times within about a second. */
 #include "apiserver/notify.h"
 
 #include "kinds/imagestream.h"
@@ -17,13 +19,17 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define QUEUE_MAX 4096
+#define STALE_RETRIES 6        /* re-imports while the registry still shows the old tag */
+#define STALE_FIRST_DELAY_MS 25 /* doubled per retry: 25 ms .. 800 ms, 1.6 s in all */
 
 typedef struct push {
     char host[256];
     char repository[256];
     char tag[129];
+    char digest[80]; /* target.digest, "" if absent */
 } push;
 
 struct sw_notifier {
@@ -96,6 +102,9 @@ static int parse_events(sw_notifier *n, const json_t *env)
         if (sw_strlcpy(p.repository, repo, sizeof(p.repository)) >= sizeof(p.repository) ||
             sw_strlcpy(p.tag, tag, sizeof(p.tag)) >= sizeof(p.tag))
             continue;
+        if (sw_strlcpy(p.digest, sw_json_str_at(ev, "target.digest") ?: "", sizeof(p.digest)) >=
+            sizeof(p.digest))
+            p.digest[0] = '\0';
         enqueue(n, &p);
         queued++;
     }
@@ -143,8 +152,50 @@ static bool tag_matches(const json_t *t, const push *p)
            (!p->host[0] || !strcmp(ref.registry, p->host));
 }
 
-static void reimport(sw_notifier *n, sw_objects *o, const json_t *stream, const push *p)
+/* Does the tag's newest event stand for digest (its image, or the index it was picked from)? */
+static bool tag_shows(sw_objects *o, const json_t *stream, const char *tag, const char *digest)
 {
+    json_t *st = sw_imagestream_status_tag(stream, tag);
+    const char *id = sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image");
+    json_t *img = NULL;
+    bool shows = false;
+    if (!id)
+        return false;
+    if (sw_str_eq(id, digest))
+        return true;
+    if (o->get(o, &sw_kind_image, NULL, id, &img) == 0)
+        shows = sw_str_eq(json_string_value(json_object_get(sw_json_at(img, "metadata.annotations"),
+                                                            SW_IMPORT_INDEX_ANNOTATION)),
+                          digest);
+    json_decref(img);
+    return shows;
+}
+
+/* Did the import run before the registry moved the tag? Then a tag came back unchanged although
+ * it does not show the pushed digest, or the tag was not found yet. */
+static bool stale(sw_objects *o, const json_t *isi, const push *p)
+{
+    const json_t *stream = sw_json_at(isi, "status.import");
+    size_t i;
+    json_t *item;
+    if (!p->digest[0])
+        return false;
+    json_array_foreach(sw_json_at(isi, "status.images"), i, item) {
+        const char *tag = sw_json_str_at(item, "tag");
+        if (sw_str_eq(sw_json_str_at(item, "status.status"), "Success")) {
+            if (!json_object_get(item, "image") && tag && !tag_shows(o, stream, tag, p->digest))
+                return true;
+        } else if (sw_str_eq(sw_json_str_at(item, "status.reason"), "NotFound")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Re-imports the tags of stream that name the push; true when it should be tried again. */
+static bool reimport(sw_notifier *n, sw_objects *o, const json_t *stream, const push *p)
+{
+    bool again = false;
     json_t *images = json_array(), *out = NULL;
     size_t i;
     json_t *t;
@@ -168,24 +219,54 @@ static void reimport(sw_notifier *n, sw_objects *o, const json_t *stream, const 
         if (sw_imagestreamimport_run(&n->api->kctx, o, ns, isi, &out) < 0)
             sw_log(SW_LOG_WARN, "re-import of %s/%s after a push of %s:%s failed: %s", ns, name,
                    p->repository, p->tag, sw_error_msg());
-        else
+        else if (!(again = stale(o, out, p)))
             sw_log(SW_LOG_INFO, "re-imported %s/%s after a push of %s/%s:%s", ns, name, p->host,
                    p->repository, p->tag);
         json_decref(isi);
         json_decref(out);
     }
     json_decref(images);
+    return again;
+}
+
+/* Sleeps ms unless the notifier stops meanwhile; false when it does. */
+static bool pause_ms(sw_notifier *n, int64_t ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ms / 1000);
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&n->mu);
+    while (!n->stopping && pthread_cond_timedwait(&n->cond, &n->mu, &until) == 0)
+        ; /* woken by a new push: keep waiting */
+    bool go_on = !n->stopping;
+    pthread_mutex_unlock(&n->mu);
+    return go_on;
 }
 
 static void handle_push(sw_notifier *n, const push *p)
 {
     sw_objects *o = sw_api_objects_new(n->api);
-    json_t *streams = NULL;
-    size_t i;
-    json_t *s;
-    if (o->list(o, &sw_kind_imagestream, NULL, &streams) == 0)
-        json_array_foreach(streams, i, s) reimport(n, o, s, p);
-    json_decref(streams);
+    int64_t delay = STALE_FIRST_DELAY_MS;
+    for (int attempt = 0;; attempt++) {
+        json_t *streams = NULL;
+        size_t i;
+        json_t *s;
+        bool again = false;
+        if (o->list(o, &sw_kind_imagestream, NULL, &streams) == 0)
+            json_array_foreach(streams, i, s) again |= reimport(n, o, s, p);
+        json_decref(streams);
+        if (again && attempt == STALE_RETRIES)
+            sw_log(SW_LOG_INFO, "after a push of %s/%s:%s the registry still does not show %s",
+                   p->host, p->repository, p->tag, p->digest);
+        if (!again || attempt == STALE_RETRIES || !pause_ms(n, delay))
+            break;
+        delay *= 2;
+    }
     sw_api_objects_free(o);
 }
 

@@ -254,6 +254,27 @@ static bool apply_results(sw_objects *o, json_t *stream, const import_job *jobs,
     return changed;
 }
 
+/* A Legacy list import's Image names the index it came from (change detection compares that
+ * digest). When the Image was stored before without it (imported by digest, or as a
+ * PreserveOriginal child), the annotation is added, or every re-import would GET again. */
+static void note_index_digest(sw_objects *o, const json_t *image)
+{
+    const char *idx = json_string_value(json_object_get(
+        sw_json_at(image, "metadata.annotations"), SW_IMPORT_INDEX_ANNOTATION));
+    const char *name = sw_json_str_at(image, "metadata.name");
+    json_t *stored = NULL;
+    if (!idx || !name || o->get(o, &sw_kind_image, NULL, name, &stored) < 0)
+        return;
+    json_t *ann = sw_json_obj_path(stored, "metadata.annotations");
+    if (!sw_str_eq(json_string_value(json_object_get(ann, SW_IMPORT_INDEX_ANNOTATION)), idx)) {
+        json_object_set_new(ann, SW_IMPORT_INDEX_ANNOTATION, json_string(idx));
+        if (o->update(o, &sw_kind_image, stored, NULL) < 0)
+            sw_log(SW_LOG_INFO, "image %s: cannot record its index digest: %s", name,
+                   sw_error_msg());
+    }
+    json_decref(stored);
+}
+
 static void store_images(sw_objects *o, const import_job *jobs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -263,8 +284,8 @@ static void store_images(sw_objects *o, const import_job *jobs, size_t n)
         if (r->code < 0 || r->unchanged)
             continue;
         json_array_foreach(r->manifests, k, child) o->create(o, &sw_kind_image, child, NULL);
-        if (r->image)
-            o->create(o, &sw_kind_image, r->image, NULL); /* AlreadyExists is fine */
+        if (r->image && o->create(o, &sw_kind_image, r->image, NULL) == SW_EEXISTS)
+            note_index_digest(o, r->image);
     }
 }
 
@@ -444,7 +465,7 @@ int sw_imagestreamimport_run(const sw_kind_ctx *ctx, sw_objects *o, const char *
         error = sw_error_set(SW_EUNAVAILABLE, "image import is not available on this server");
     if (error == 0) {
         error = o->get(o, &sw_kind_imagestream, ns, name, &stream);
-        if (error == SW_ENOTFOUND && do_import)
+        if (error == SW_ENOTFOUND) /* import creates it; a dry run needs none (oc new-app) */
             error = 0;
     }
     if (error == 0)

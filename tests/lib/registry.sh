@@ -103,7 +103,7 @@ reg_selfsigned()
 # Starting a stopped NAME again reuses its storage.
 reg_start()
 {
-    local name=$1 port=$2 store=$1 scheme=http ca= auth= tls= notify= debug=
+    local name=$1 port=$2 store=$1 scheme=http ca='' auth='' tls='' notify='' debug=''
     shift 2
     while [ $# -gt 0 ]; do
         case $1 in
