@@ -40,6 +40,7 @@ typedef struct server_flags {
     size_t ninsecure;
     const char *notify_token_file;
     bool no_controllers;
+    int64_t registry_conns;
     int64_t scheduled_interval;
     int64_t scheduled_per_minute;
 } server_flags;
@@ -63,6 +64,7 @@ static void usage(FILE *f)
             "  --registry-notifications-token-file FILE  accept the distribution registry's\n"
             "                              notifications at POST /notifications/registry with\n"
             "                              Authorization: Bearer <the token in FILE>\n"
+            "  --registry-connections N    concurrent requests to one registry (default 16)\n"
             "  --scheduled-import-interval SECONDS  minimum time between two scheduled imports of a\n"
             "                              tag (default 900, OpenShift's default)\n"
             "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
@@ -109,6 +111,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             f->anonymous = true;
         } else if (!strcmp(argv[i], "--no-controllers")) {
             f->no_controllers = true;
+        } else if ((v = flag_value(argc, argv, &i, "--registry-connections"))) {
+            if (sw_str_to_i64(v, &f->registry_conns) < 0 || f->registry_conns < 1 ||
+                f->registry_conns > 256)
+                return sw_error_set(SW_EINVALID, "--registry-connections: expected 1 to 256");
         } else if ((v = flag_value(argc, argv, &i, "--scheduled-import-interval"))) {
             if (sw_str_to_i64(v, &f->scheduled_interval) < 0 || f->scheduled_interval < 1)
                 return sw_error_set(SW_EINVALID, "--scheduled-import-interval: expected seconds");
@@ -242,7 +248,7 @@ static int run(server_flags *f)
     api.kctx.data_dir = f->data_dir;
     api.kctx.build_token_key = (const unsigned char *)build_key;
     api.kctx.build_token_key_len = strlen(build_key);
-    sw_registry_opts ro = {.insecure_hosts = f->insecure};
+    sw_registry_opts ro = {.insecure_hosts = f->insecure, .max_per_host = (int)f->registry_conns};
     if ((error = sw_registry_new(&api.kctx.registry, &ro)) < 0)
         goto done;
     if (f->notify_token_file &&

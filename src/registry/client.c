@@ -59,7 +59,7 @@ int sw_registry_new(sw_registry **out, const sw_registry_opts *o)
     pthread_once(&curl_once, curl_init_once);
     sw_registry *r = sw_calloc(1, sizeof(*r));
     r->timeout_ms = (o && o->timeout_ms > 0) ? o->timeout_ms : 30000;
-    r->max_per_host = (o && o->max_per_host > 0) ? o->max_per_host : 8;
+    r->max_per_host = (o && o->max_per_host > 0) ? o->max_per_host : 16;
     r->retries = (o && o->retries != 0) ? (o->retries < 0 ? 0 : o->retries) : 3;
     copy_insecure(r, o ? o->insecure_hosts : NULL);
     pthread_mutex_init(&r->mu, NULL);

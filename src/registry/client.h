@@ -20,7 +20,7 @@ typedef struct sw_registry sw_registry;
 typedef struct sw_registry_opts {
     const char *const *insecure_hosts; /* --insecure-registry HOST[:PORT] list, NULL-terminated */
     int timeout_ms;                    /* per request, default 30000 */
-    int max_per_host;                  /* concurrent requests per registry host, default 8 */
+    int max_per_host;                  /* concurrent requests per registry host, default 16 */
     int retries;                       /* for 429/5xx/transient network errors, default 3 */
 } sw_registry_opts;
 
