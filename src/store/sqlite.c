@@ -84,17 +84,24 @@ typedef struct sq_store {
 } sq_store;
 
 static const char SQ_SCHEMA[] =
-    "CREATE TABLE IF NOT EXISTS log(rev INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL,"
+    /* Each commit writes as few pages as it can: no AUTOINCREMENT (its sqlite_sequence row is
+     * one more page per commit; revisions come from our own counter), no index on kv.rev
+     * (compaction, the only reader, can afford a scan). */
+    "CREATE TABLE IF NOT EXISTS log(rev INTEGER PRIMARY KEY, key TEXT NOT NULL,"
     " create_rev INTEGER NOT NULL, prev_rev INTEGER NOT NULL, deleted INTEGER NOT NULL, value "
     "BLOB);"
     "CREATE INDEX IF NOT EXISTS log_key_rev ON log(key, rev);"
     "CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, rev INTEGER NOT NULL) WITHOUT ROWID;"
-    "CREATE INDEX IF NOT EXISTS kv_rev ON kv(rev);"
+    "DROP INDEX IF EXISTS kv_rev;"
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', 1), ('compact_rev', 0),"
     " ('compact_done', 0);";
 
-static const char SQ_STATE_SQL[] = "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'log'),"
+/* The head revision is the newest log row, or the compacted revision when compaction removed
+ * the newest rows (a deleted key's tombstone at the head): never lower than any revision given
+ * out. */
+static const char SQ_STATE_SQL[] = "SELECT MAX(COALESCE((SELECT MAX(rev) FROM log), 0),"
+                                   " (SELECT value FROM meta WHERE name = 'compact_rev')),"
                                    " (SELECT value FROM meta WHERE name = 'compact_rev'),"
                                    " (SELECT value FROM meta WHERE name = 'compact_done')";
 
