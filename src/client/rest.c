@@ -389,6 +389,10 @@ typedef struct call {
     const char *content_type; /* of body */
     const char *accept;
     long timeout_ms; /* 0: none */
+    sw_client_read_fn read; /* an upload body pulled while sending, or NULL */
+    void *read_payload;
+    int64_t read_len;       /* bytes fn will hand over, or -1: chunked */
+    int read_error;         /* fn's negative code once it failed */
     CURL *easy;
     struct curl_slist *headers, *connect_to;
     char *url;
@@ -438,6 +442,31 @@ static void set_method(CURL *e, const call *k)
     }
 }
 
+static size_t upload_read(char *p, size_t size, size_t n, void *ud)
+{
+    call *k = ud;
+    long got = k->read(p, size * n, k->read_payload);
+    if (got < 0) {
+        k->read_error = (int)got;
+        return CURL_READFUNC_ABORT;
+    }
+    return (size_t)got;
+}
+
+/* The body of an upload call: pulled through k->read, chunked when its length is unknown. */
+static void set_upload(CURL *e, call *k)
+{
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, upload_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, k);
+    if (k->read_len >= 0)
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)k->read_len);
+    else
+        k->headers = curl_slist_append(k->headers, "Transfer-Encoding: chunked");
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L);
+}
+
 /* Prepares k->easy with everything but the write callback. */
 static int call_setup(sw_client *c, call *k)
 {
@@ -454,13 +483,15 @@ static int call_setup(sw_client *c, call *k)
     sw_buf_printf(&b, "Accept: %s", k->accept ? k->accept : "application/json");
     k->headers = curl_slist_append(k->headers, sw_buf_cstr(&b));
     sw_buf_clear(&b);
-    if (k->body) {
+    if (k->body || k->read) {
         sw_buf_printf(&b, "Content-Type: %s",
                       k->content_type ? k->content_type : "application/json");
         k->headers = curl_slist_append(k->headers, sw_buf_cstr(&b));
     }
     sw_buf_dispose(&b);
     k->headers = curl_slist_append(k->headers, "Expect:");
+    if (k->read)
+        set_upload(e, k);
     curl_easy_setopt(e, CURLOPT_URL, k->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, k->headers);
     curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
@@ -503,6 +534,8 @@ static int call_perform(sw_client *c, call *k, sw_buf *resp, long *status)
     curl_easy_setopt(k->easy, CURLOPT_WRITEFUNCTION, buf_write);
     curl_easy_setopt(k->easy, CURLOPT_WRITEDATA, resp);
     CURLcode rc = curl_easy_perform(k->easy);
+    if (rc != CURLE_OK && k->read_error < 0)
+        return k->read_error;
     if (rc == CURLE_WRITE_ERROR && sw_buf_error(resp) < 0)
         return sw_error_set(SW_ELIMIT, "%s %s: the response is larger than %zu bytes", k->method,
                             k->url, resp->limit);
@@ -532,6 +565,36 @@ int sw_client_request_raw(sw_client *c, const char *method, const char *path_and
         error = status_error(st, sw_buf_cstr(&resp), resp.len, method, path_and_query);
     if (error == 0 && out)
         *out = sw_buf_detach(&resp, out_len);
+    call_dispose(c, &k);
+    sw_buf_dispose(&resp);
+    return error;
+}
+
+int sw_client_request_upload(sw_client *c, const char *method, const char *path_and_query,
+                             sw_client_read_fn fn, void *payload, int64_t len,
+                             const char *content_type, long *status, json_t **out)
+{
+    call k = {.method = method,
+              .path = path_and_query,
+              .content_type = content_type,
+              .accept = "application/json",
+              .read = fn,
+              .read_payload = payload,
+              .read_len = len < 0 ? -1 : len};
+    sw_buf resp = SW_BUF_INIT(c->max_response);
+    long st = 0;
+    int error = call_perform(c, &k, &resp, &st);
+    if (status)
+        *status = st;
+    if (error == 0 && (st < 200 || st > 299))
+        error = status_error(st, sw_buf_cstr(&resp), resp.len, method, path_and_query);
+    if (error == 0 && out) {
+        *out = NULL;
+        if (resp.len &&
+            sw_json_parse(sw_buf_cstr(&resp), resp.len, SW_JSON_MAX_DEPTH, 0, out) < 0)
+            error = sw_error_set(SW_ERROR, "%s %s: the response is not JSON", method,
+                                 path_and_query);
+    }
     call_dispose(c, &k);
     sw_buf_dispose(&resp);
     return error;

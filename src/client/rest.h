@@ -96,6 +96,18 @@ int sw_client_request_raw(sw_client *c, const char *method, const char *path_and
                           const char *body, size_t body_len, const char *content_type,
                           const char *accept, long *status, char **out, size_t *out_len);
 
+/* Hands over the next bytes of an upload body: copies at most max bytes into buf and returns
+ * how many, 0 at the end, or a negative SW_E* code (with its message set) to abort. */
+typedef long (*sw_client_read_fn)(char *buf, size_t max, void *payload);
+
+/* A request whose body is pulled from fn while it is sent, never held in memory (binary build
+ * uploads): len bytes as Content-Length, or chunked when len < 0. No overall timeout; a transfer
+ * slower than 1 byte/s for 60 s fails. The 2xx body is parsed into *out as sw_client_request
+ * does; fn's negative code is returned as it is. */
+int sw_client_request_upload(sw_client *c, const char *method, const char *path_and_query,
+                             sw_client_read_fn fn, void *payload, int64_t len,
+                             const char *content_type, long *status, json_t **out);
+
 /* ---- streams (watch, follow logs) ---- */
 
 /* Cancels a stream from any thread; once fired it stays fired, so later streams using it

@@ -19,6 +19,8 @@ const sw_resource sw_cli_res_imagestreamimports = {"image.openshift.io", "v1",
                                                    "imagestreamimports", true};
 const sw_resource sw_cli_res_imagestreammappings = {"image.openshift.io", "v1",
                                                     "imagestreammappings", true};
+const sw_resource sw_cli_res_builds = {"build.openshift.io", "v1", "builds", true};
+const sw_resource sw_cli_res_buildconfigs = {"build.openshift.io", "v1", "buildconfigs", true};
 
 /* ---- flags ---- */
 
@@ -89,6 +91,12 @@ static int set_flag(const sw_cli_flag *f, const char *shown, const char *inline_
         if (*i + 1 >= argc)
             return sw_error_set(SW_EINVALID, "flag needs an argument: %s", shown);
         inline_value = argv[++*i];
+    }
+    if (f->kind == SW_CLI_STRINGS) {
+        sw_cli_strings *list = f->value;
+        list->items = sw_realloc(list->items, (list->n + 1) * sizeof(*list->items));
+        list->items[list->n++] = inline_value;
+        return 0;
     }
     *(const char **)f->value = inline_value;
     return 0;
@@ -215,6 +223,14 @@ int sw_cli_connect(sw_cli *cli)
 
 void sw_cli_dispose(sw_cli *cli)
 {
+    for (size_t i = 0; cli->cmd && i < cli->cmd->nflags; i++) {
+        if (cli->cmd->flags[i].kind == SW_CLI_STRINGS) {
+            sw_cli_strings *list = cli->cmd->flags[i].value;
+            sw_free(list->items);
+            list->items = NULL;
+            list->n = 0;
+        }
+    }
     sw_client_free(cli->client);
     sw_free(cli->args);
     cli->client = NULL;

@@ -16,7 +16,15 @@
 typedef enum sw_cli_kind {
     SW_CLI_BOOL,   /* value is a bool *; --flag, --flag=true|false */
     SW_CLI_STRING, /* value is a const char **; --flag VALUE, --flag=VALUE */
+    SW_CLI_STRINGS, /* value is a sw_cli_strings *; every occurrence appends (--env A --env B) */
 } sw_cli_kind;
+
+/* The values of a repeatable flag, in command-line order (borrowed from argv); the array is
+ * freed by sw_cli_dispose. */
+typedef struct sw_cli_strings {
+    const char **items;
+    size_t n;
+} sw_cli_strings;
 
 typedef struct sw_cli_flag {
     const char *name;  /* long name without dashes ("from") */
@@ -74,6 +82,9 @@ extern const sw_resource sw_cli_res_imagestreamtags;
 extern const sw_resource sw_cli_res_imagestreamimages;
 extern const sw_resource sw_cli_res_imagestreamimports;
 extern const sw_resource sw_cli_res_imagestreammappings;
+/* build.openshift.io/v1 resources of the build verbs. */
+extern const sw_resource sw_cli_res_builds;
+extern const sw_resource sw_cli_res_buildconfigs;
 
 /* FollowTagReference: walks same-stream ImageStreamTag spec tags from tag to the tag that is not
  * a reference. *final is that tag (borrowed from stream or tag), *ref its spec tag (NULL unless

@@ -2,6 +2,8 @@
 #ifndef SW_CMD_H
 #define SW_CMD_H
 
+#include <stdbool.h>
+
 struct sw_cmd {
     const char *name;
     const char *summary;
@@ -14,5 +16,16 @@ int sw_cmd_import_image(int argc, char **argv);
 int sw_cmd_tag(int argc, char **argv);
 int sw_cmd_describe(int argc, char **argv);
 int sw_cmd_version(int argc, char **argv);
+int sw_cmd_builder(int argc, char **argv);
+int sw_cmd_new_build(int argc, char **argv);
+int sw_cmd_start_build(int argc, char **argv);
+int sw_cmd_logs(int argc, char **argv);
+int sw_cmd_cancel_build(int argc, char **argv);
+
+/* logs.c, shared with start-build --follow: writes the log of build ns/name to stdout as it
+ * arrives (follow: until the build finishes; tail_lines < 0: the whole log). 0 or SW_E*. */
+struct sw_client;
+int sw_cmd_build_log(struct sw_client *c, const char *ns, const char *build, bool follow,
+                     long long tail_lines);
 
 #endif

@@ -79,6 +79,9 @@ static void apply_request(json_t *spec, const json_t *req)
                          json_deep_copy(json_object_get(req, "from")));
     if (json_object_get(req, "revision"))
         json_object_set(spec, "revision", json_object_get(req, "revision"));
+    if (sw_json_str_at(req, "binary.asFile")) /* instantiatebinary ?asFile= */
+        sw_json_set_path(spec, "source.binary.asFile",
+                         json_string(sw_json_str_at(req, "binary.asFile")));
     json_t *causes = json_object_get(req, "triggeredBy");
     json_object_set_new(spec, "triggeredBy",
                         json_array_size(causes)
