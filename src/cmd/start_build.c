@@ -216,10 +216,11 @@ static int add_symlink(dirtar *d, sw_tar_entry *e)
         return sw_error_set(SW_ERROR, "cannot read the symlink %s: %s", d->full, strerror(errno));
     target[n] = '\0';
     int error = check_link(d, target);
-    e->type = SW_TAR_SYMLINK;
-    e->link = target;
+    sw_tar_entry link = *e; /* sw_tar_add copies what it keeps */
+    link.type = SW_TAR_SYMLINK;
+    link.link = target;
     if (error == 0)
-        error = sw_tar_add(d->tar, e);
+        error = sw_tar_add(d->tar, &link);
     return error;
 }
 
