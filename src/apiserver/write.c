@@ -184,13 +184,7 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
 void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     json_t *obj = NULL;
-    int error = parse_body(req, &obj);
-    if (error == 0)
-        error = check_type(rt->kind, obj);
-    if (error == 0)
-        error = check_fields(req, rt->kind, obj, resp);
-    if (error == 0)
-        error = check_namespace(rt, obj);
+    int error = sw_rest_read_body(req, rt, resp, &obj);
     if (error == 0)
         error = create_object(api, req, rt, obj);
     if (error < 0) {

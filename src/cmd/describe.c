@@ -6,6 +6,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "kinds/imagestream.h"
+#include "kinds/import.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -247,42 +248,6 @@ static void put_meta(sw_buf *b, const json_t *meta, int64_t now)
     put_annotations(b, meta);
 }
 
-/* ---- tag order: library-go PrioritizeTags ---- */
-
-/* 0 latest, 1 X.Y, 2 X.Y.Z (optional leading v), 3 anything else. */
-static int tag_class(const char *t, uint64_t v[3])
-{
-    const char *p = t;
-    int parts = 0;
-    v[0] = v[1] = v[2] = 0;
-    if (!strcmp(t, "latest"))
-        return 0;
-    if (*p == 'v')
-        p++;
-    while (parts < 3 && sw_parse_u64(&p, UINT32_MAX, &v[parts]) == 0) {
-        parts++;
-        if (*p != '.')
-            break;
-        p++;
-    }
-    if (*p || parts < 2)
-        return 3;
-    return parts == 2 ? 1 : 2;
-}
-
-static int tag_priority_cmp(const void *a, const void *b)
-{
-    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-    uint64_t vx[3], vy[3];
-    int cx = tag_class(x, vx), cy = tag_class(y, vy);
-    if (cx != cy)
-        return cx - cy;
-    for (int i = 0; (cx == 1 || cx == 2) && i < 3; i++)
-        if (vx[i] != vy[i])
-            return vx[i] > vy[i] ? -1 : 1;
-    return strcmp(x, y);
-}
-
 /* ---- image streams ---- */
 
 /* Distinct images in the history (image-less reference events count by pull spec). */
@@ -361,7 +326,7 @@ static void tag_list_build(tag_list *tl, const json_t *stream)
         if (!sw_imagestream_status_tag(stream, name))
             tl->names[tl->n++] = name;
     }
-    qsort(tl->names, tl->n, sizeof(char *), tag_priority_cmp);
+    qsort(tl->names, tl->n, sizeof(char *), sw_import_tag_cmp);
 }
 
 static void tag_list_dispose(tag_list *tl)
@@ -387,7 +352,7 @@ static void put_tag_header(sw_buf *b, const tag_list *tl, const char *tag)
     for (size_t i = 0; i < tl->nalias; i++)
         if (!strcmp(tl->target[i], tag))
             refs[n++] = tl->alias[i];
-    qsort(refs, n, sizeof(char *), tag_priority_cmp);
+    qsort(refs, n, sizeof(char *), sw_import_tag_cmp);
     sw_buf_puts(b, tag);
     for (size_t i = 0; i < n; i++)
         sw_buf_printf(b, "%s%s", i ? ", " : " (", refs[i]);

@@ -265,7 +265,7 @@ static int tag_class(const char *t, uint64_t v[3])
     return parts == 2 ? 1 : 2;
 }
 
-static int tag_cmp(const void *a, const void *b)
+int sw_import_tag_cmp(const void *a, const void *b)
 {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
     uint64_t vx[3], vy[3];
@@ -294,7 +294,7 @@ int sw_import_list_tags(sw_registry *r, const sw_creds *creds, const char *repos
         error = sw_registry_list_tags(r, &call, &ref, MAX_LIST_TAGS, &all, &n);
     if (error < 0)
         return error;
-    qsort(all, n, sizeof(*all), tag_cmp);
+    qsort(all, n, sizeof(*all), sw_import_tag_cmp);
     size_t keep = n < max ? n : max;
     *tags = sw_calloc(keep + 1, sizeof(char *));
     *more = sw_calloc(n - keep + 1, sizeof(char *));

@@ -42,6 +42,9 @@ int sw_import_list_tags(sw_registry *r, const sw_creds *creds, const char *repos
                         bool insecure, size_t max, char ***tags, size_t *count, char ***more,
                         size_t *more_count);
 
+/* qsort comparator over char * tag names in that priority order (library-go PrioritizeTags). */
+int sw_import_tag_cmp(const void *a, const void *b);
+
 /* The annotation on an Image imported through a manifest list that records the list's digest,
  * so change detection compares the index digest, never a platform digest. */
 #define SW_IMPORT_INDEX_ANNOTATION "image.slipway.dev/index-digest"
