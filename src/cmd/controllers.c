@@ -16,20 +16,22 @@
 
 int sw_cmd_controllers(int argc, char **argv)
 {
-    const char *interval = "900", *per_minute = "60", *verbosity = "0";
+    const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "";
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
          "Minimum time between two scheduled imports of a tag (default 900).", NULL},
         {"max-scheduled-imports-per-minute", 0, SW_CLI_STRING, &per_minute, "N",
          "Global cap on scheduled imports (default 60).", NULL},
+        {"insecure-registry", 0, SW_CLI_STRING, &insecure, "HOST:PORT[,HOST:PORT...]",
+         "Registries builders reach over plain HTTP or without TLS verification.", NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},
     };
     const sw_cli_command cmd = {
         "controllers", "",
-        "Runs the image import controller against the API server the kubeconfig names, until "
-        "SIGINT or SIGTERM. `slipway server` embeds the same controllers unless started with "
-        "--no-controllers.",
+        "Runs the image import and build controllers against the API server the kubeconfig "
+        "names, until SIGINT or SIGTERM. `slipway server` embeds the same controllers unless "
+        "started with --no-controllers.",
         "  slipway controllers --kubeconfig data/admin.kubeconfig\n", flags,
         sizeof(flags) / sizeof(flags[0])};
     sw_cli cli;
@@ -51,10 +53,26 @@ int sw_cmd_controllers(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     const char *kc = cli.kubeconfig ? cli.kubeconfig : getenv("KUBECONFIG");
+    /* --insecure-registry a,b: split in place into a NULL-terminated list */
+    char registries[2048];
+    const char *list[33] = {NULL};
+    size_t nlist = 0;
+    sw_strlcpy(registries, insecure, sizeof(registries));
+    for (char *p = registries; *p && nlist < 32;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p)
+            list[nlist++] = p;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
     sw_controllers *c = NULL;
     sw_controllers_opts o = {.kubeconfig = kc,
                              .import = {.scheduled_interval_s = (int)iv,
-                                        .max_scheduled_per_minute = (int)pm}};
+                                        .max_scheduled_per_minute = (int)pm},
+                             .build = {.insecure_registries = list}};
     int error = sw_controllers_start(&c, &o);
     if (error == 0) {
         int sig;

@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "  --image-registry HOST:PORT  the registry ImageStreams push to; sets\n"
             "                              status.dockerImageRepository (OpenShift's internalRegistryHostname)\n"
             "  --insecure-registry HOST:PORT  a registry reached over plain HTTP or without TLS\n"
-            "                              verification, for every import (repeatable)\n"
+            "                              verification, for every import and build (repeatable)\n"
             "  --registry-notifications-token-file FILE  accept the distribution registry's\n"
             "                              notifications at POST /notifications/registry with\n"
             "                              Authorization: Bearer <the token in FILE>\n"
@@ -274,7 +274,8 @@ static int run(server_flags *f)
         sw_controllers_opts co = {.kubeconfig = kcpath,
                                   .import = {.scheduled_interval_s = (int)f->scheduled_interval,
                                              .max_scheduled_per_minute =
-                                                 (int)f->scheduled_per_minute}};
+                                                 (int)f->scheduled_per_minute},
+                                  .build = {.insecure_registries = f->insecure}};
         if ((error = sw_controllers_start(&ctrl, &co)) < 0)
             goto done;
     }

@@ -8,6 +8,7 @@
 struct sw_controllers {
     sw_client *client;
     sw_import_controller *import;
+    sw_build_controller *build;
 };
 
 int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
@@ -21,6 +22,10 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
         error = sw_import_controller_new(&c->import, c->client, &opts->import);
     if (error == 0)
         error = sw_import_controller_start(c->import);
+    if (error == 0)
+        error = sw_build_controller_new(&c->build, c->client, kc, &opts->build);
+    if (error == 0)
+        error = sw_build_controller_start(c->build);
     sw_kubeconfig_free(kc);
     if (error < 0) {
         sw_controllers_stop(c);
@@ -34,6 +39,7 @@ void sw_controllers_stop(sw_controllers *c)
 {
     if (!c)
         return;
+    sw_build_controller_free(c->build);
     sw_import_controller_free(c->import);
     sw_client_free(c->client);
     sw_free(c);

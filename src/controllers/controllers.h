@@ -4,6 +4,7 @@
 #ifndef SW_CONTROLLERS_H
 #define SW_CONTROLLERS_H
 
+#include "controllers/build.h"
 #include "controllers/import.h"
 
 typedef struct sw_controllers sw_controllers;
@@ -11,6 +12,7 @@ typedef struct sw_controllers sw_controllers;
 typedef struct sw_controllers_opts {
     const char *kubeconfig; /* path */
     sw_import_controller_opts import;
+    sw_build_controller_opts build;
 } sw_controllers_opts;
 
 int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts);
