@@ -27,7 +27,8 @@ typedef struct import_job {
     sw_import_result res;
     char *from;        /* owned copy of req.from */
     char *to;          /* destination tag (NULL: image-only dry run) */
-    char *known;       /* owned copy of req.known_digest */
+    char *known;       /* the tag's current image, or NULL */
+    sw_objects *o;     /* for job_known's lookups */
     json_t *spec;      /* the request's entry (borrowed) */
 } import_job;
 
@@ -94,22 +95,31 @@ static int collect_creds(sw_objects *o, const char *ns, sw_creds **out)
     return error;
 }
 
-/* The digest imported last time for tag: the Image's index-digest annotation or its name. */
-static char *known_digest(sw_objects *o, const json_t *stream, const char *tag)
+/* The image the tag points at now (items[0].image), or NULL. */
+static char *current_image(const json_t *stream, const char *tag)
 {
     json_t *head = json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
     const char *id = sw_json_str_at(head, "image");
+    return id && *id ? sw_strdup(id) : NULL;
+}
+
+/* Was digest imported last time? Usually it is the tag's image itself; for a Legacy list import
+ * it is the index digest recorded on that Image, looked up only in that case. */
+static bool job_known(void *payload, const char *digest)
+{
+    import_job *j = payload;
     json_t *img = NULL;
-    char *out = NULL;
-    if (!id || !*id)
-        return NULL;
-    if (o->get(o, &sw_kind_image, NULL, id, &img) == 0) {
-        const char *idx = json_string_value(
-            json_object_get(sw_json_at(img, "metadata.annotations"), SW_IMPORT_INDEX_ANNOTATION));
-        out = sw_strdup(idx ? idx : id);
-    }
+    bool known = false;
+    if (!j->known)
+        return false;
+    if (sw_str_eq(j->known, digest))
+        return true;
+    if (j->o->get(j->o, &sw_kind_image, NULL, j->known, &img) == 0)
+        known = sw_str_eq(json_string_value(json_object_get(
+                              sw_json_at(img, "metadata.annotations"), SW_IMPORT_INDEX_ANNOTATION)),
+                          digest);
     json_decref(img);
-    return out;
+    return known;
 }
 
 static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char *from,
@@ -124,7 +134,8 @@ static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char 
     json_t *ann = json_object_get(spec_tag, "annotations");
     j->spec = (json_t *)entry;
     j->to = to ? sw_strdup(to) : NULL;
-    j->known = stream && to ? known_digest(o, stream, to) : NULL;
+    j->known = stream && to ? current_image(stream, to) : NULL;
+    j->o = o;
     j->from = sw_strdup(from);
     j->req.from = j->from;
     j->req.insecure = sw_json_bool_at(policy, "insecure");
@@ -133,7 +144,8 @@ static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char 
     j->req.prefer_arch = json_string_value(
         json_object_get(ann, "importer.image.openshift.io/prefer-arch"));
     j->req.prefer_os = json_string_value(json_object_get(ann, "importer.image.openshift.io/prefer-os"));
-    j->req.known_digest = j->known;
+    j->req.is_known = job_known;
+    j->req.known_payload = j;
     return 0;
 }
 

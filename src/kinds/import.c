@@ -201,14 +201,14 @@ void sw_import_image(sw_registry *r, const sw_creds *creds, const sw_import_req 
     sw_manifest *m = NULL;
     memset(out, 0, sizeof(*out));
     int error = sw_ref_parse(req->from, &ref);
-    if (error == 0 && ref.digest[0] && sw_str_eq(ref.digest, req->known_digest)) {
+    if (error == 0 && ref.digest[0] && req->is_known && req->is_known(req->known_payload, ref.digest)) {
         sw_strlcpy(out->digest, ref.digest, sizeof(out->digest));
         out->unchanged = true; /* content addressed: a digest never changes */
         return;
     }
     if (error == 0)
         error = sw_registry_head_manifest(r, &call, &ref, out->digest, mt, NULL);
-    if (error == 0 && sw_str_eq(out->digest, req->known_digest)) {
+    if (error == 0 && req->is_known && req->is_known(req->known_payload, out->digest)) {
         out->unchanged = true;
         return;
     }

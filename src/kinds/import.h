@@ -18,13 +18,17 @@ typedef struct sw_import_req {
     bool preserve_original;   /* importMode PreserveOriginal (else Legacy) */
     const char *prefer_arch;  /* tag annotation importer.image.openshift.io/prefer-arch */
     const char *prefer_os;    /* tag annotation importer.image.openshift.io/prefer-os */
-    const char *known_digest; /* digest imported last time (the index digest for lists) or NULL */
+    /* Whether digest is what was imported last time (for a list: the index digest); asked
+     * only after HEAD, so a lookup it needs is paid only when the digest is not the obvious
+     * one. NULL: nothing imported yet. */
+    bool (*is_known)(void *payload, const char *digest);
+    void *known_payload;
 } sw_import_req;
 
 typedef struct sw_import_result {
     int code;           /* 0 or SW_E* */
     char message[512];  /* why it failed; never holds credentials */
-    bool unchanged;     /* HEAD reported known_digest: nothing fetched, image is NULL */
+    bool unchanged;     /* HEAD reported the known digest: nothing fetched, image is NULL */
     char digest[80];    /* what `from` resolves to (the index digest for lists) */
     json_t *image;      /* the Image the tag points at (Legacy lists: the chosen platform's) */
     json_t *manifests;  /* PreserveOriginal lists: the child Images; else NULL */
