@@ -475,6 +475,40 @@ int sw_kubeconfig_in_cluster(sw_kubeconfig **out)
     return sw_kubeconfig_in_cluster_dir(out, SW_IN_CLUSTER_DIR);
 }
 
+int sw_kubeconfig_from_parts(sw_kubeconfig **out, const char *server, const char *ca_file,
+                             const char *token_file, const char *ns)
+{
+    sw_kubeconfig *kc = sw_calloc(1, sizeof(*kc));
+    size_t len = 0;
+    int error = 0;
+    if (!server || (!sw_str_prefix(server, "https://") && !sw_str_prefix(server, "http://"))) {
+        error = sw_error_set(SW_EINVALID, "server \"%.200s\" is not an http(s) URL",
+                             server ? server : "");
+        goto done;
+    }
+    kc->server = sw_strdup(server);
+    len = strlen(kc->server);
+    while (len > 0 && kc->server[len - 1] == '/')
+        kc->server[--len] = '\0';
+    if (ca_file && (error = sw_kubeconfig_read_file(ca_file, SW_KUBECONFIG_MAX_FILE, &kc->ca,
+                                                    &kc->ca_len)) < 0)
+        goto done;
+    if (token_file) {
+        kc->token_file = sw_strdup(token_file);
+        if ((error =
+                 sw_kubeconfig_read_file(token_file, SW_KUBECONFIG_MAX_FILE, &kc->token, &len)) < 0)
+            goto done;
+        trim(kc->token, &len);
+    }
+    kc->ns = sw_strdup(ns && *ns ? ns : "default");
+    kc->context = sw_strdup("");
+    *out = kc;
+    kc = NULL;
+done:
+    sw_kubeconfig_free(kc);
+    return error;
+}
+
 /* ---- accessors ---- */
 
 const char *sw_kubeconfig_server(const sw_kubeconfig *kc)

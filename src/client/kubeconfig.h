@@ -29,6 +29,12 @@ int sw_kubeconfig_parse(sw_kubeconfig **out, const char *yaml, size_t len, const
 int sw_kubeconfig_in_cluster(sw_kubeconfig **out);
 /* in_cluster with another service-account directory (tests, unusual mounts). */
 int sw_kubeconfig_in_cluster_dir(sw_kubeconfig **out, const char *dir);
+/* A configuration given as parts rather than a file (`slipway builder --server --ca --token-file`):
+ * server URL (a trailing '/' is dropped), CA bundle file (PEM; NULL: the system's CAs), token
+ * file (read now and re-read by the client as it rotates; NULL: none) and namespace (NULL:
+ * "default"). SW_EINVALID for a server that is not an http(s) URL, file errors as above. */
+int sw_kubeconfig_from_parts(sw_kubeconfig **out, const char *server, const char *ca_file,
+                             const char *token_file, const char *ns);
 void sw_kubeconfig_free(sw_kubeconfig *kc);
 
 /* Accessors; strings are borrowed from kc and NULL when absent unless stated. */

@@ -15,6 +15,7 @@ static const struct sw_cmd commands[] = {
     {"start-build", "start a new build of a build configuration", sw_cmd_start_build},
     {"logs", "print the log of a build", sw_cmd_logs},
     {"cancel-build", "cancel running, pending or new builds", sw_cmd_cancel_build},
+    {"builder", "run one build (started by the build controller)", sw_cmd_builder},
     {"version", "print the version", sw_cmd_version},
 };
 

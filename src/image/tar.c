@@ -31,7 +31,9 @@ typedef struct tar_ent {
     char *path; /* cleaned layer path, no trailing slash */
     sw_tar_type type;
     uint32_t mode, uid, gid;
-    char *src;           /* regular entries read from disk, else NULL */
+    char *src;  /* regular entries read from disk, else NULL */
+    bool range; /* src: only size bytes at off */
+    uint64_t off, size;
     unsigned char *data; /* regular entries from memory (may be NULL when data_len is 0) */
     size_t data_len;
     char *link; /* symlink target verbatim, or hard link target (cleaned) */
@@ -177,6 +179,9 @@ int sw_tar_add(sw_tar *t, const sw_tar_entry *e)
     x->gid = e->gid;
     if (e->type == SW_TAR_REG && e->src_path) {
         x->src = sw_strdup(e->src_path);
+        x->range = e->src_range;
+        x->off = e->src_offset;
+        x->size = e->src_size;
     } else if (e->type == SW_TAR_REG && e->data_len) {
         x->data = sw_malloc(e->data_len);
         memcpy(x->data, e->data, e->data_len);
@@ -386,8 +391,21 @@ static int open_source(const char *src, int *fd_out, uint64_t *size_out)
     return 0;
 }
 
-/* Streams size bytes of fd into the output buffer, reading in place. */
-static int copy_file(tar_out *o, int fd, const char *src, uint64_t size)
+/* Narrows an opened source to from's range: the file must hold it; fd is positioned at it. */
+static int open_range(const tar_ent *from, int fd, uint64_t *size)
+{
+    if (*size < from->off || *size - from->off < from->size)
+        return sw_error_set(SW_ECONFLICT, "tar: %s ends before the range of %s", from->src,
+                            from->path);
+    if (lseek(fd, (off_t)from->off, SEEK_SET) < 0)
+        return sw_error_set(SW_ERROR, "tar: seeking in %s: %s", from->src, strerror(errno));
+    *size = from->size;
+    return 0;
+}
+
+/* Streams size bytes of fd into the output buffer, reading in place. A whole file (ranged:
+ * false) must not change size meanwhile. */
+static int copy_file(tar_out *o, int fd, const char *src, uint64_t size, bool ranged)
 {
     uint64_t left = size;
     while (left) {
@@ -410,7 +428,7 @@ static int copy_file(tar_out *o, int fd, const char *src, uint64_t size)
         left -= (uint64_t)got;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size != size)
+    if (!ranged && fstat(fd, &st) == 0 && (uint64_t)st.st_size != size)
         return sw_error_set(SW_ECONFLICT, "tar: %s changed size while it was read", src);
     return 0;
 }
@@ -467,8 +485,10 @@ static int write_regular(tar_out *o, const char *name, const tar_ent *from)
     int fd = -1, error = 0;
     if (from->src) {
         error = open_source(from->src, &fd, &h.size);
+        if (error == 0 && from->range)
+            error = open_range(from, fd, &h.size);
         if (error < 0)
-            return error;
+            goto done;
     } else {
         h.size = from->data_len;
     }
@@ -476,7 +496,7 @@ static int write_regular(tar_out *o, const char *name, const tar_ent *from)
     if (error < 0)
         goto done;
     if (fd >= 0)
-        error = copy_file(o, fd, from->src, h.size);
+        error = copy_file(o, fd, from->src, h.size, from->range);
     else
         error = out_put(o, from->data, from->data_len);
     if (error < 0)

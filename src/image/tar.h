@@ -7,6 +7,7 @@
 #ifndef SW_IMAGE_TAR_H
 #define SW_IMAGE_TAR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ typedef struct sw_tar_entry {
     const void *data;     /* SW_TAR_REG without src_path: in-memory content (copied) */
     size_t data_len;
     const char *link; /* SW_TAR_SYMLINK target, or SW_TAR_HARDLINK target's layer path */
+    bool src_range;   /* SW_TAR_REG with src_path: the contents are src_size bytes at */
+    uint64_t src_offset, src_size; /* src_offset of the file (one spool file, many entries) */
 } sw_tar_entry;
 
 /* Receives the archive bytes in order; returns 0 or a negative SW_E* code, which stops the
@@ -56,7 +59,8 @@ size_t sw_tar_count(const sw_tar *t);
  * round (the first of the group in path order carries the data, the rest link to it), so
  * extraction works in one pass. Source files are opened at write time: one that is missing,
  * not a regular file, or changes size while read fails with SW_ENOTFOUND / SW_EINVALID /
- * SW_ECONFLICT; a duplicate path or a hard link to a non-regular entry is SW_EINVALID.
+ * SW_ECONFLICT (a range: the file ends before it); a duplicate path or a hard link to a
+ * non-regular entry is SW_EINVALID.
  * May be called more than once (each call writes the same bytes if the files did not change). */
 int sw_tar_write(sw_tar *t, int64_t mtime, sw_tar_write_fn write, void *payload);
 

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define READ_CHUNK (64 * 1024)
@@ -29,6 +30,8 @@ typedef struct reader {
     uint64_t max_bytes;
     size_t max_entries;
     size_t spool_seq;
+    int spool_fd;       /* opts.spool_file, appended to; -1 when not used */
+    uint64_t spool_off; /* its size so far */
     unsigned char *buf;
 } reader;
 
@@ -77,16 +80,11 @@ static int take_bytes(reader *r, size_t n)
     return 0;
 }
 
-/* Streams the current entry's contents into a new spool file; its name goes to path. */
-static int spool(reader *r, struct archive *a, char *path, size_t n)
+/* Streams the current entry's contents to fd (path names it in messages); *written counts. */
+static int spool_to(reader *r, struct archive *a, int fd, const char *path, uint64_t *written)
 {
-    int k = snprintf(path, n, "%s/spool-%zu", r->o->spool_dir, r->spool_seq++);
-    if (k < 0 || (size_t)k >= n)
-        return sw_error_set(SW_EINVALID, "archive: spool directory name too long");
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return sw_error_set(SW_ERROR, "archive: cannot create %s: %s", path, strerror(errno));
     int error = 0;
+    *written = 0;
     for (;;) {
         la_ssize_t got = archive_read_data(a, r->buf, READ_CHUNK);
         if (got < 0) {
@@ -107,9 +105,37 @@ static int spool(reader *r, struct archive *a, char *path, size_t n)
         }
         if (error < 0)
             break;
+        *written += (uint64_t)got;
     }
+    return error;
+}
+
+/* Streams the current entry's contents into a new spool file; its name goes to path. */
+static int spool(reader *r, struct archive *a, char *path, size_t n)
+{
+    uint64_t written = 0;
+    int k = snprintf(path, n, "%s/spool-%zu", r->o->spool_dir, r->spool_seq++);
+    if (k < 0 || (size_t)k >= n)
+        return sw_error_set(SW_EINVALID, "archive: spool directory name too long");
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "archive: cannot create %s: %s", path, strerror(errno));
+    int error = spool_to(r, a, fd, path, &written);
     if (close(fd) < 0 && error == 0)
         error = sw_error_set(SW_ERROR, "archive: closing %s: %s", path, strerror(errno));
+    return error;
+}
+
+/* Appends the current entry's contents to the spool file; e names its range there. */
+static int spool_append(reader *r, struct archive *a, sw_tar_entry *e)
+{
+    uint64_t written = 0;
+    int error = spool_to(r, a, r->spool_fd, r->o->spool_file, &written);
+    e->src_path = r->o->spool_file;
+    e->src_range = true;
+    e->src_offset = r->spool_off;
+    e->src_size = written;
+    r->spool_off += written;
     return error;
 }
 
@@ -196,7 +222,9 @@ static int add_entry(reader *r, struct archive *a, struct archive_entry *ae, con
         error = sw_error_set(SW_ELIMIT, "archive has more than %zu entries", r->max_entries);
         goto done;
     }
-    if (e.type == SW_TAR_REG && r->o->spool_dir) {
+    if (e.type == SW_TAR_REG && r->spool_fd >= 0) {
+        error = spool_append(r, a, &e);
+    } else if (e.type == SW_TAR_REG && r->o->spool_dir) {
         error = spool(r, a, spath, sizeof(spath));
         e.src_path = spath;
     } else if (e.type == SW_TAR_REG) {
@@ -205,7 +233,7 @@ static int add_entry(reader *r, struct archive *a, struct archive_entry *ae, con
         e.data_len = data.len;
     }
     if (error == 0)
-        error = sw_tar_add(r->t, &e);
+        error = r->o->on_entry ? r->o->on_entry(r->o->payload, &e) : sw_tar_add(r->t, &e);
     if (error == 0)
         r->st.entries++;
 done:
@@ -249,12 +277,26 @@ static int setup(reader *r, sw_tar *t, const sw_tarread_opts *o, struct archive 
                             SW_TARREAD_OPTS_VERSION);
     r->t = t;
     r->o = o;
+    r->spool_fd = -1;
     r->max_bytes = o->max_bytes ? o->max_bytes : SW_TARREAD_MAX_BYTES;
     r->max_entries = o->max_entries ? o->max_entries : SW_TAR_MAX_ENTRIES;
     if (o->prefix && *o->prefix && !is_root(o->prefix)) {
         int error = sw_tar_clean_path(o->prefix, r->prefix, sizeof(r->prefix));
         if (error < 0)
             return error;
+    }
+    if (o->spool_file && !o->spool_dir) {
+        struct stat st;
+        r->spool_fd = open(o->spool_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (r->spool_fd < 0 || fstat(r->spool_fd, &st) < 0) {
+            int error = sw_error_set(SW_ERROR, "archive: cannot open %s: %s", o->spool_file,
+                                     strerror(errno));
+            if (r->spool_fd >= 0)
+                close(r->spool_fd);
+            r->spool_fd = -1;
+            return error;
+        }
+        r->spool_off = (uint64_t)st.st_size;
     }
     struct archive *a = archive_read_new();
     if (!a)
@@ -277,6 +319,9 @@ static int run(reader *r, struct archive *a, int open_rc, sw_tarread_stats *stat
         *stats = r->st;
     archive_read_free(a);
     sw_free(r->buf);
+    if (r->spool_fd >= 0 && close(r->spool_fd) < 0 && error == 0)
+        error =
+            sw_error_set(SW_ERROR, "archive: closing %s: %s", r->o->spool_file, strerror(errno));
     return error;
 }
 
@@ -294,6 +339,8 @@ int sw_tarread_add_file(sw_tar *t, const char *path, const sw_tarread_opts *opts
                              "archive: cannot open %s: %s", path, strerror(errno));
         archive_read_free(a);
         sw_free(r.buf);
+        if (r.spool_fd >= 0)
+            close(r.spool_fd);
         return error;
     }
     error = run(&r, a, archive_read_open_fd(a, fd, READ_CHUNK), stats);

@@ -15,6 +15,11 @@
 
 #define SW_TARREAD_MAX_BYTES (16ULL << 30) /* default cap on the uncompressed contents */
 
+/* Receives one entry instead of the tar (sw_tarread_opts.on_entry). e and the strings it points to
+ * are valid during the call only; a spooled entry's src_path names its spool file, which the
+ * callback may keep. A negative SW_E* return stops reading and is returned as is. */
+typedef int (*sw_tarread_entry_fn)(void *payload, const sw_tar_entry *e);
+
 typedef struct sw_tarread_opts {
     unsigned int version;  /* SW_TARREAD_OPTS_VERSION */
     const char *prefix;    /* layer directory entries go under; NULL or "" for the root */
@@ -23,6 +28,10 @@ typedef struct sw_tarread_opts {
     size_t max_entries;    /* 0: SW_TAR_MAX_ENTRIES */
     bool chown;            /* true: every entry gets uid/gid below (ADD --chown) */
     uint32_t uid, gid;
+    const char *spool_file;       /* instead of spool_dir: contents appended to this one file
+                                   * (created if missing), entries name their range in it */
+    sw_tarread_entry_fn on_entry; /* optional: entries go here, not to t (which may be NULL) */
+    void *payload;                /* for on_entry */
 } sw_tarread_opts;
 
 #define SW_TARREAD_OPTS_VERSION 1

@@ -1,0 +1,1004 @@
+/* source: the build context tree. Nodes are indexed by their path from the tree's root in one
+ * open-addressing table (FNV-1a), so archives of any shape load in linear time; children keep
+ * insertion order (the layer writer sorts entries itself). Resolution walks the tree, never the
+ * host file system. Design: docs/builds.md ("The builder"). */
+#include "builder/source.h"
+
+#include "image/tarread.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/str.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PATH_BUF (SW_TAR_MAX_PATH + 2)
+
+struct sw_src_node {
+    char *name; /* last component ("" for the tree's root) */
+    char *path; /* from the tree's root, "" for the root itself */
+    sw_src_type type;
+    uint32_t mode;
+    char *file; /* SW_SRC_FILE: the file holding the contents */
+    bool range; /* the contents are size bytes at off of file (else all of it) */
+    uint64_t off, size;
+    char *link;   /* SW_SRC_SYMLINK: target */
+    bool implied; /* a directory created for a child, not (yet) by its own entry */
+    bool ignored; /* excluded by .dockerignore: invisible to resolution and copies */
+    sw_src_node *parent;
+    sw_src_node **kids;
+    size_t nkids, cap;
+};
+
+struct sw_source {
+    char *spool_dir;
+    sw_src_node *tree;       /* the whole tree */
+    const sw_src_node *root; /* the context: tree or a directory below (contextDir) */
+    sw_src_node **slots;     /* index by path; NULL = empty slot */
+    size_t nslots, count;
+    size_t spool_seq;
+    char *blobs; /* spool_dir/blobs: contents given in memory or read from git, appended */
+};
+
+/* ---- nodes and the index ---- */
+
+static uint64_t hash_path(const char *p)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+static sw_src_node *index_get(const sw_source *s, const char *path)
+{
+    size_t mask = s->nslots - 1;
+    for (size_t i = (size_t)hash_path(path) & mask;; i = (i + 1) & mask) {
+        sw_src_node *n = s->slots[i];
+        if (!n || !strcmp(n->path, path))
+            return n;
+    }
+}
+
+static void index_put_raw(sw_src_node **slots, size_t nslots, sw_src_node *n)
+{
+    size_t mask = nslots - 1;
+    size_t i = (size_t)hash_path(n->path) & mask;
+    while (slots[i])
+        i = (i + 1) & mask;
+    slots[i] = n;
+}
+
+static void index_put(sw_source *s, sw_src_node *n)
+{
+    if ((s->count + 1) * 2 > s->nslots) {
+        size_t nn = s->nslots * 2;
+        sw_src_node **ns = sw_calloc(nn, sizeof(*ns));
+        for (size_t i = 0; i < s->nslots; i++)
+            if (s->slots[i])
+                index_put_raw(ns, nn, s->slots[i]);
+        sw_free(s->slots);
+        s->slots = ns;
+        s->nslots = nn;
+    }
+    index_put_raw(s->slots, s->nslots, n);
+    s->count++;
+}
+
+static void node_free(sw_src_node *n)
+{
+    if (!n)
+        return;
+    sw_free(n->name);
+    sw_free(n->path);
+    sw_free(n->file);
+    sw_free(n->link);
+    sw_free(n->kids);
+    sw_free(n);
+}
+
+/* A new child of parent named name[0..len), not yet attached (see attach). */
+static sw_src_node *node_new(sw_src_node *parent, const char *name, size_t len)
+{
+    sw_src_node *n = sw_calloc(1, sizeof(*n));
+    n->name = sw_strndup(name, len);
+    n->parent = parent;
+    if (!parent) {
+        n->path = sw_strdup("");
+        return n;
+    }
+    sw_buf b = SW_BUF_INIT(SIZE_MAX);
+    sw_buf_printf(&b, "%s%s%.*s", parent->path, *parent->path ? "/" : "", (int)len, name);
+    n->path = sw_buf_detach(&b, NULL);
+    return n;
+}
+
+/* Links n into its parent's children and the index. */
+static void attach(sw_source *s, sw_src_node *n)
+{
+    sw_src_node *parent = n->parent;
+    if (parent->nkids == parent->cap) {
+        parent->cap = parent->cap ? parent->cap * 2 : 8;
+        parent->kids = sw_realloc(parent->kids, parent->cap * sizeof(*parent->kids));
+    }
+    parent->kids[parent->nkids++] = n;
+    index_put(s, n);
+}
+
+/* The child of dir named name[0..len), or NULL (also when ignored and !all). */
+static sw_src_node *child_any(const sw_source *s, const sw_src_node *dir, const char *name,
+                              size_t len, bool all)
+{
+    char key[PATH_BUF * 2];
+    int k =
+        snprintf(key, sizeof(key), "%s%s%.*s", dir->path, *dir->path ? "/" : "", (int)len, name);
+    if (k < 0 || (size_t)k >= sizeof(key))
+        return NULL;
+    sw_src_node *n = index_get(s, key);
+    return n && (all || !n->ignored) ? n : NULL;
+}
+
+static sw_src_node *child(const sw_source *s, const sw_src_node *dir, const char *name, size_t len)
+{
+    return child_any(s, dir, name, len, false);
+}
+
+int sw_source_new(sw_source **out, const char *spool_dir)
+{
+    sw_source *s = sw_calloc(1, sizeof(*s));
+    s->spool_dir = sw_strdup(spool_dir ? spool_dir : ".");
+    sw_buf b = SW_BUF_INIT(SIZE_MAX);
+    sw_buf_printf(&b, "%s/blobs", s->spool_dir);
+    s->blobs = sw_buf_detach(&b, NULL);
+    s->tree = node_new(NULL, "", 0);
+    s->tree->type = SW_SRC_DIR;
+    s->tree->mode = 0755;
+    s->root = s->tree;
+    s->nslots = 64;
+    s->slots = sw_calloc(s->nslots, sizeof(*s->slots));
+    *out = s;
+    return 0;
+}
+
+void sw_source_free(sw_source *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nslots; i++)
+        node_free(s->slots[i]);
+    node_free(s->tree);
+    sw_free(s->slots);
+    sw_free(s->blobs);
+    sw_free(s->spool_dir);
+    sw_free(s);
+}
+
+/* ---- adding entries ---- */
+
+/* The directory that holds path (its parents created as implied directories). */
+static int parent_dir(sw_source *s, const char *path, sw_src_node **out)
+{
+    sw_src_node *cur = s->tree;
+    const char *p = path;
+    for (const char *slash; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
+        sw_src_node *n = child_any(s, cur, p, (size_t)(slash - p), true);
+        if (n && n->type != SW_SRC_DIR)
+            return sw_error_set(SW_EINVALID,
+                                "source entry \"%.200s\" is under \"%.200s\", "
+                                "which is not a directory",
+                                path, n->path);
+        if (!n) {
+            n = node_new(cur, p, (size_t)(slash - p));
+            n->type = SW_SRC_DIR;
+            n->mode = 0755;
+            n->implied = true;
+            attach(s, n);
+        }
+        cur = n;
+    }
+    *out = cur;
+    return 0;
+}
+
+/* Appends len bytes to the blobs file; n names their range there. One file for all contents:
+ * creating a file per entry costs far more than the bytes on a busy file system. */
+static int spool_bytes(sw_source *s, sw_src_node *n, const void *data, size_t len)
+{
+    struct stat st;
+    int error = 0;
+    int fd = open(s->blobs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        error = sw_error_set(SW_ERROR, "cannot open %s: %s", s->blobs, strerror(errno));
+        goto done;
+    }
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, (const char *)data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            error = sw_error_set(SW_ERROR, "writing %s: %s", s->blobs, strerror(errno));
+            goto done;
+        }
+        off += (size_t)w;
+    }
+    n->file = sw_strdup(s->blobs);
+    n->range = true;
+    n->off = (uint64_t)st.st_size;
+    n->size = len;
+done:
+    if (fd >= 0 && close(fd) < 0 && error == 0)
+        error = sw_error_set(SW_ERROR, "closing %s: %s", s->blobs, strerror(errno));
+    return error;
+}
+
+/* Fills a new node's type and contents from e. */
+static int node_fill(sw_source *s, sw_src_node *n, const sw_tar_entry *e)
+{
+    char target[PATH_BUF];
+    n->mode = e->mode & 07777;
+    switch (e->type) {
+    case SW_TAR_DIR:
+        n->type = SW_SRC_DIR;
+        return 0;
+    case SW_TAR_SYMLINK:
+        n->type = SW_SRC_SYMLINK;
+        n->link = sw_strdup(e->link ? e->link : "");
+        return 0;
+    case SW_TAR_HARDLINK: {
+        int error = sw_tar_clean_path(e->link, target, sizeof(target));
+        const sw_src_node *t = error == 0 ? index_get(s, target) : NULL;
+        if (!t || t->type != SW_SRC_FILE)
+            return sw_error_set(SW_EINVALID,
+                                "source entry \"%.200s\" is a hard link to \"%.200s\", which is "
+                                "not a regular file before it",
+                                n->path, e->link ? e->link : "");
+        n->type = SW_SRC_FILE;
+        n->mode = t->mode;
+        n->file = sw_strdup(t->file);
+        n->range = t->range;
+        n->off = t->off;
+        n->size = t->size;
+        return 0;
+    }
+    case SW_TAR_REG:
+        n->type = SW_SRC_FILE;
+        if (e->src_path) {
+            n->file = sw_strdup(e->src_path);
+            n->range = e->src_range;
+            n->off = e->src_offset;
+            n->size = e->src_size;
+            return 0;
+        }
+        return spool_bytes(s, n, e->data ? e->data : "", e->data_len);
+    }
+    return sw_error_set(SW_EINVALID, "source entry \"%.200s\" has an unknown type", n->path);
+}
+
+int sw_source_add(sw_source *s, const sw_tar_entry *e)
+{
+    char path[PATH_BUF];
+    sw_src_node *dir = NULL;
+    int error = sw_tar_clean_path(e->path, path, sizeof(path));
+    if (error == 0)
+        error = parent_dir(s, path, &dir);
+    if (error < 0)
+        return error;
+    sw_src_node *n = index_get(s, path);
+    if (n && n->implied && e->type == SW_TAR_DIR) {
+        n->mode = e->mode & 07777;
+        n->implied = false;
+        return 0;
+    }
+    if (n)
+        return sw_error_set(SW_EINVALID, "the source holds \"%.200s\" twice", path);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    n = node_new(dir, base, strlen(base));
+    error = node_fill(s, n, e);
+    if (error < 0) {
+        node_free(n);
+        return error;
+    }
+    attach(s, n);
+    return 0;
+}
+
+static int on_archive_entry(void *payload, const sw_tar_entry *e)
+{
+    return sw_source_add(payload, e);
+}
+
+int sw_source_add_archive(sw_source *s, const char *path, size_t *entries)
+{
+    sw_tarread_stats st = {0};
+    sw_buf spool = SW_BUF_INIT(SIZE_MAX);
+    sw_buf_printf(&spool, "%s/archive-%zu", s->spool_dir, s->spool_seq++);
+    sw_tarread_opts o = SW_TARREAD_OPTS_INIT;
+    o.spool_file = sw_buf_cstr(&spool);
+    o.on_entry = on_archive_entry;
+    o.payload = s;
+    int error = sw_tarread_add_file(NULL, path, &o, &st);
+    if (entries)
+        *entries = st.entries;
+    sw_buf_dispose(&spool);
+    return error;
+}
+
+int sw_source_add_file(sw_source *s, const char *name, const char *path)
+{
+    if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+        return sw_error_set(SW_EINVALID, "\"%.200s\" is not a plain file name", name ? name : "");
+    sw_tar_entry e = {.path = name, .type = SW_TAR_REG, .mode = 0644, .src_path = path};
+    return sw_source_add(s, &e);
+}
+
+/* ---- git ---- */
+
+typedef struct git_walk {
+    sw_source *s;
+    git_repository *repo;
+    sw_source_git_info *info;
+    int error; /* the SW_E* code that stopped the walk */
+} git_walk;
+
+static int git_fail(int code, const char *what)
+{
+    const git_error *ge = git_error_last();
+    return sw_error_set(code, "git: %s: %s", what, ge && ge->message ? ge->message : "failed");
+}
+
+/* Adds one blob entry (file or symlink) at path. */
+static int git_add_blob(git_walk *w, const char *path, const git_tree_entry *te)
+{
+    git_blob *blob = NULL;
+    git_filemode_t fm = git_tree_entry_filemode(te);
+    if (git_blob_lookup(&blob, w->repo, git_tree_entry_id(te)) < 0)
+        return git_fail(SW_EINVALID, path);
+    const void *data = git_blob_rawcontent(blob);
+    size_t len = (size_t)git_blob_rawsize(blob);
+    int error = 0;
+    sw_tar_entry e = {.path = path};
+    if (fm == GIT_FILEMODE_LINK) {
+        char *target = sw_strndup(data, len);
+        e.type = SW_TAR_SYMLINK;
+        e.mode = 0777;
+        e.link = target;
+        error = strlen(target) != len || !len
+                    ? sw_error_set(SW_EINVALID, "git: symlink %.200s has a bad target", path)
+                    : sw_source_add(w->s, &e);
+        sw_free(target);
+    } else {
+        e.type = SW_TAR_REG;
+        e.mode = fm == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
+        e.data = data;
+        e.data_len = len; /* appended to the blobs file */
+        error = sw_source_add(w->s, &e);
+    }
+    git_blob_free(blob);
+    return error;
+}
+
+static int git_walk_cb(const char *root, const git_tree_entry *te, void *payload)
+{
+    git_walk *w = payload;
+    char path[PATH_BUF];
+    int k = snprintf(path, sizeof(path), "%s%s", root, git_tree_entry_name(te));
+    if (k < 0 || (size_t)k >= sizeof(path)) {
+        w->error = sw_error_set(SW_ELIMIT, "git: path %.200s... is too long", root);
+        return -1;
+    }
+    int error = 0;
+    switch (git_tree_entry_type(te)) {
+    case GIT_OBJECT_TREE: {
+        sw_tar_entry e = {.path = path, .type = SW_TAR_DIR, .mode = 0755};
+        error = sw_source_add(w->s, &e);
+        break;
+    }
+    case GIT_OBJECT_BLOB:
+        error = git_add_blob(w, path, te);
+        break;
+    default: /* a gitlink: submodules are not fetched */
+        w->info->submodules++;
+        return 1; /* skip */
+    }
+    if (error < 0) {
+        w->error = error;
+        return -1;
+    }
+    w->info->entries++;
+    return 0;
+}
+
+/* The object ref names: a remote branch, a tag or a local branch (by reference lookup), else a
+ * full or abbreviated commit id. git_revparse_single is not used for guesses: libgit2 1.5 leaks
+ * its describe-pattern match data on every name that does not resolve. */
+static int git_lookup(git_repository *repo, const char *ref, git_object **out)
+{
+    static const char *const forms[] = {"refs/remotes/origin/%s", "refs/tags/%s", "refs/heads/%s",
+                                        "%s"};
+    char name[600];
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        git_reference *r = NULL;
+        snprintf(name, sizeof(name), forms[i], ref);
+        if (git_reference_lookup(&r, repo, name) < 0)
+            continue;
+        int rc = git_reference_peel(out, r, GIT_OBJECT_ANY);
+        git_reference_free(r);
+        if (rc == 0)
+            return 0;
+    }
+    size_t len = strlen(ref);
+    git_oid oid;
+    if (len < 4 || len > GIT_OID_HEXSZ || strspn(ref, "0123456789abcdefABCDEF") != len ||
+        git_oid_fromstrn(&oid, ref, len) < 0)
+        return -1;
+    return git_object_lookup_prefix(out, repo, &oid, len, GIT_OBJECT_ANY);
+}
+
+/* The commit that ref names in a fresh clone (the remote's HEAD when ref is empty). */
+static int git_find_commit(git_repository *repo, const char *ref, git_commit **out)
+{
+    git_object *obj = NULL, *peeled = NULL;
+    int rc = git_lookup(repo, ref && *ref ? ref : "HEAD", &obj);
+    if (rc < 0)
+        return sw_error_set(SW_ENOTFOUND,
+                            "git: no branch, tag or commit \"%.200s\" in the "
+                            "repository",
+                            ref && *ref ? ref : "HEAD");
+    rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+    git_object_free(obj);
+    if (rc < 0)
+        return git_fail(SW_EINVALID, "the ref does not name a commit");
+    *out = (git_commit *)peeled;
+    return 0;
+}
+
+/* A bare repository in dir with every branch (as refs/remotes/origin/...), tag and the remote's
+ * HEAD (refs/remotes/origin/HEAD) of uri. An anonymous remote and explicit refspecs rather than
+ * git_clone, whose remote setup leaks regex match data in libgit2 1.5. */
+static int git_progress(const git_indexer_progress *stats, void *payload)
+{
+    (void)stats;
+    bool (*stop)(void) = *(bool (**)(void))payload;
+    return stop && stop() ? -1 : 0;
+}
+
+static int git_fetch_all(const char *uri, const char *dir, bool (*stop)(void), git_repository **out)
+{
+    static char *specs[] = {"+HEAD:refs/remotes/origin/HEAD", "+refs/heads/*:refs/remotes/origin/*",
+                            "+refs/tags/*:refs/tags/*"};
+    const git_strarray refspecs = {specs, sizeof(specs) / sizeof(specs[0])};
+    git_remote *remote = NULL;
+    git_fetch_options fo;
+    int error = 0;
+    git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
+    fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+    fo.callbacks.transfer_progress = git_progress;
+    fo.callbacks.payload = &stop;
+    if (git_repository_init(out, dir, 1) < 0)
+        return git_fail(SW_ERROR, "cannot create the clone");
+    if (git_remote_create_anonymous(&remote, *out, uri) < 0 ||
+        git_remote_fetch(remote, &refspecs, &fo, NULL) < 0)
+        error = stop && stop() ? sw_error_set(SW_EUNAVAILABLE, "git: the clone was stopped")
+                               : git_fail(SW_EUNAVAILABLE, "cannot clone the repository");
+    git_remote_free(remote);
+    return error;
+}
+
+/* Copies a commit's subject into out, cut at a UTF-8 character boundary. */
+static void git_subject(const git_commit *c, char *out, size_t n)
+{
+    const char *summary = git_commit_summary((git_commit *)c);
+    size_t len = summary ? strlen(summary) : 0;
+    if (len >= n) {
+        len = n - 1;
+        while (len > 0 && ((unsigned char)summary[len] & 0xC0) == 0x80)
+            len--;
+    }
+    memcpy(out, summary ? summary : "", len);
+    out[len] = '\0';
+}
+
+int sw_source_add_git(sw_source *s, const char *uri, const char *ref, const char *clone_dir,
+                      bool (*stop)(void), sw_source_git_info *info)
+{
+    git_repository *repo = NULL;
+    git_commit *commit = NULL;
+    git_tree *tree = NULL;
+    sw_source_git_info local = {0};
+    git_walk w = {.s = s, .info = info ? info : &local};
+    int error = 0;
+    memset(w.info, 0, sizeof(*w.info));
+    git_libgit2_init();
+    if ((error = git_fetch_all(uri, clone_dir, stop, &repo)) < 0)
+        goto done;
+    if ((error = git_find_commit(repo, ref, &commit)) < 0)
+        goto done;
+    git_oid_tostr(w.info->commit, sizeof(w.info->commit), git_commit_id(commit));
+    git_subject(commit, w.info->subject, sizeof(w.info->subject));
+    if (git_commit_tree(&tree, commit) < 0) {
+        error = git_fail(SW_EINVALID, "cannot read the commit's tree");
+        goto done;
+    }
+    w.repo = repo;
+    if (git_tree_walk(tree, GIT_TREEWALK_PRE, git_walk_cb, &w) < 0)
+        error = w.error < 0 ? w.error : git_fail(SW_EINVALID, "cannot read the tree");
+done:
+    git_tree_free(tree);
+    git_commit_free(commit);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return error;
+}
+
+/* ---- resolution ---- */
+
+bool sw_source_has_wildcard(const char *s)
+{
+    return strpbrk(s, "*?[") != NULL;
+}
+
+/* The path of n relative to the context root ("." for the root itself). */
+static const char *rel_path(const sw_source *s, const sw_src_node *n)
+{
+    size_t rl = strlen(s->root->path);
+    if (n == s->root)
+        return ".";
+    return rl ? n->path + rl + 1 : n->path;
+}
+
+/* Lexically cleans path (relative to the root; leading '/' ignored) into out: no ".", "..",
+ * empty components, leading or trailing '/'. SW_EINVALID when ".." climbs above the root. */
+static int clean_rel(const char *path, char *out, size_t n)
+{
+    size_t len = 0;
+    const char *p = path;
+    out[0] = '\0';
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t cl = e ? (size_t)(e - p) : strlen(p);
+        if (cl == 2 && p[0] == '.' && p[1] == '.') {
+            if (len == 0)
+                return sw_error_set(SW_EINVALID, "\"%.200s\" leaves the build context", path);
+            while (len > 0 && out[len - 1] != '/')
+                len--;
+            len = len > 0 ? len - 1 : 0;
+            out[len] = '\0';
+        } else if (cl && !(cl == 1 && p[0] == '.')) {
+            if (len + cl + 2 > n)
+                return sw_error_set(SW_EINVALID, "\"%.200s...\" is too long", path);
+            if (len)
+                out[len++] = '/';
+            memcpy(out + len, p, cl);
+            len += cl;
+            out[len] = '\0';
+        }
+        p += cl;
+        while (*p == '/')
+            p++;
+    }
+    return 0;
+}
+
+static int walk(const sw_source *s, const sw_src_node *start, const char *path, bool follow_last,
+                int *links, const sw_src_node **out);
+
+/* Follows symlink ln (in directory dir) inside the context. */
+static int follow(const sw_source *s, const sw_src_node *dir, const sw_src_node *ln, int *links,
+                  const sw_src_node **out)
+{
+    if (++*links > SW_SOURCE_MAX_LINKS)
+        return sw_error_set(SW_EINVALID, "too many levels of symbolic links at \"%.200s\"",
+                            rel_path(s, ln));
+    if (ln->link[0] == '/')
+        return sw_error_set(SW_EINVALID,
+                            "symlink \"%.200s\" points outside the build context (to \"%.200s\")",
+                            rel_path(s, ln), ln->link);
+    int error = walk(s, dir, ln->link, true, links, out);
+    if (error == SW_EINVALID && strstr(sw_error_msg(), "leaves the build context"))
+        return sw_error_set(SW_EINVALID,
+                            "symlink \"%.200s\" points outside the build context (to \"%.200s\")",
+                            rel_path(s, ln), ln->link);
+    return error;
+}
+
+/* Walks path (components separated by '/'; "." and "" skipped; ".." physical) from start. */
+static int walk(const sw_source *s, const sw_src_node *start, const char *path, bool follow_last,
+                int *links, const sw_src_node **out)
+{
+    const sw_src_node *cur = start;
+    const char *p = path;
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t cl = e ? (size_t)(e - p) : strlen(p);
+        const char *next = p + cl;
+        while (*next == '/')
+            next++;
+        bool last = *next == '\0';
+        if (cl == 0 || (cl == 1 && p[0] == '.')) {
+            /* nothing */
+        } else if (cl == 2 && p[0] == '.' && p[1] == '.') {
+            if (cur == s->root)
+                return sw_error_set(SW_EINVALID, "\"%.200s\" leaves the build context", path);
+            cur = cur->parent;
+        } else {
+            if (cur->type != SW_SRC_DIR)
+                return sw_error_set(SW_ENOTFOUND, "\"%.200s\" is not a directory",
+                                    rel_path(s, cur));
+            const sw_src_node *n = child(s, cur, p, cl);
+            if (!n)
+                return sw_error_set(SW_ENOTFOUND, "\"%.*s\" not found", (int)cl, p);
+            if (n->type == SW_SRC_SYMLINK && (!last || follow_last)) {
+                int error = follow(s, cur, n, links, &n);
+                if (error < 0)
+                    return error;
+            }
+            cur = n;
+        }
+        p = next;
+    }
+    *out = cur;
+    return 0;
+}
+
+int sw_source_resolve(const sw_source *s, const char *path, bool follow_last,
+                      const sw_src_node **out)
+{
+    char clean[PATH_BUF];
+    int links = 0;
+    int error = clean_rel(path, clean, sizeof(clean));
+    if (error < 0)
+        return error;
+    error = walk(s, s->root, clean, follow_last, &links, out);
+    if (error == SW_ENOTFOUND && !strstr(sw_error_msg(), "not a directory"))
+        return sw_error_set(SW_ENOTFOUND, "\"%.200s\" not found in the build context", clean);
+    return error;
+}
+
+int sw_source_chdir(sw_source *s, const char *dir)
+{
+    const sw_src_node *n = NULL;
+    int error = sw_source_resolve(s, dir, true, &n);
+    if (error < 0)
+        return error;
+    if (n->type != SW_SRC_DIR)
+        return sw_error_set(SW_EINVALID, "\"%.200s\" is not a directory", dir);
+    s->root = n;
+    return 0;
+}
+
+typedef struct match {
+    const sw_src_node *node;
+    const char *name;
+} match;
+
+static int match_cmp(const void *a, const void *b)
+{
+    return strcmp(((const match *)a)->name, ((const match *)b)->name);
+}
+
+/* Fills the caller's arrays from ms[0..n). */
+static void glob_out(match *ms, size_t n, const sw_src_node ***nodes, const char ***names)
+{
+    *nodes = sw_calloc(n ? n : 1, sizeof(**nodes));
+    *names = sw_calloc(n ? n : 1, sizeof(**names));
+    for (size_t i = 0; i < n; i++) {
+        (*nodes)[i] = ms[i].node;
+        (*names)[i] = ms[i].name;
+    }
+}
+
+/* Every child of dir matching pattern, followed, into *ms. */
+static int glob_dir(const sw_source *s, const sw_src_node *dir, const char *pattern, match **ms,
+                    size_t *n)
+{
+    *ms = sw_calloc(dir->nkids ? dir->nkids : 1, sizeof(**ms));
+    *n = 0;
+    for (size_t i = 0; i < dir->nkids; i++) {
+        const sw_src_node *k = dir->kids[i];
+        if (k->ignored || fnmatch(pattern, k->name, 0) != 0)
+            continue;
+        const sw_src_node *t = k;
+        int links = 0;
+        if (k->type == SW_SRC_SYMLINK) {
+            int error = follow(s, dir, k, &links, &t);
+            if (error < 0)
+                return error;
+        }
+        (*ms)[(*n)++] = (match){t, k->name};
+    }
+    qsort(*ms, *n, sizeof(**ms), match_cmp);
+    return 0;
+}
+
+int sw_source_glob(const sw_source *s, const char *path, const sw_src_node ***nodes,
+                   const char ***names, size_t *n)
+{
+    char clean[PATH_BUF];
+    const sw_src_node *dir = NULL;
+    match *ms = NULL;
+    size_t count = 0;
+    int error = clean_rel(path, clean, sizeof(clean));
+    if (error < 0)
+        return error;
+    char *slash = strrchr(clean, '/');
+    const char *last = slash ? slash + 1 : clean;
+    if (slash)
+        *slash = '\0';
+    const char *dirpart = slash ? clean : "";
+    if (sw_source_has_wildcard(dirpart))
+        return sw_error_set(SW_EINVALID,
+                            "\"%.200s\": wildcards are supported in the last path "
+                            "component only",
+                            path);
+    if (!sw_source_has_wildcard(last)) {
+        const sw_src_node *named = NULL, *target = NULL;
+        if (slash)
+            *slash = '/';
+        error = sw_source_resolve(s, clean, false, &named); /* the name as written */
+        if (error == 0)
+            error = sw_source_resolve(s, clean, true, &target);
+        if (error == 0) {
+            ms = sw_calloc(1, sizeof(*ms));
+            ms[0] = (match){target, *clean ? named->name : "."};
+            count = 1;
+        }
+    } else {
+        error = sw_source_resolve(s, dirpart, true, &dir);
+        if (error == 0 && dir->type != SW_SRC_DIR)
+            error = sw_error_set(SW_ENOTFOUND, "\"%.200s\" is not a directory", dirpart);
+        if (error == 0)
+            error = glob_dir(s, dir, last, &ms, &count);
+        if (error == 0 && count == 0)
+            error = sw_error_set(SW_ENOTFOUND,
+                                 "no source files were specified: \"%.200s\" "
+                                 "matches nothing in the build context",
+                                 path);
+    }
+    if (error == 0) {
+        glob_out(ms, count, nodes, names);
+        *n = count;
+    }
+    sw_free(ms);
+    return error;
+}
+
+int sw_source_read(const sw_src_node *n, size_t max, char **out, size_t *len)
+{
+    if (n->type != SW_SRC_FILE)
+        return sw_error_set(SW_EINVALID, "\"%.200s\" is not a regular file", n->path);
+    int fd = open(n->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "cannot open %s: %s", n->file, strerror(errno));
+    sw_buf b = SW_BUF_INIT(max);
+    char chunk[65536];
+    int error = 0;
+    uint64_t left = n->range ? n->size : UINT64_MAX;
+    if (n->range && lseek(fd, (off_t)n->off, SEEK_SET) < 0)
+        error = sw_error_set(SW_ERROR, "seeking in %s: %s", n->file, strerror(errno));
+    while (error == 0 && left > 0) {
+        ssize_t r = read(fd, chunk, left < sizeof(chunk) ? (size_t)left : sizeof(chunk));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            error = sw_error_set(SW_ERROR, "reading %s: %s", n->file, strerror(errno));
+            break;
+        }
+        if (r == 0)
+            break;
+        left -= n->range ? (uint64_t)r : 0;
+        if (sw_buf_put(&b, chunk, (size_t)r) < 0) {
+            error = sw_error_set(SW_ELIMIT, "\"%.200s\" is larger than %zu bytes", n->path, max);
+            break;
+        }
+    }
+    close(fd);
+    if (error < 0) {
+        sw_buf_dispose(&b);
+        return error;
+    }
+    *out = sw_buf_detach(&b, len);
+    return 0;
+}
+
+/* ---- .dockerignore ---- */
+
+typedef struct ignore_rule {
+    char *pattern;  /* cleaned, no leading '/' */
+    bool exception; /* "!pattern" */
+} ignore_rule;
+
+/* Matches path segments against pattern segments; "**" spans any number of segments. */
+static bool match_segments(const char *pat, const char *path)
+{
+    if (!*pat)
+        return !*path;
+    const char *pe = strchr(pat, '/');
+    size_t pl = pe ? (size_t)(pe - pat) : strlen(pat);
+    const char *pnext = pe ? pe + 1 : pat + pl;
+    if (pl == 2 && pat[0] == '*' && pat[1] == '*') {
+        for (const char *p = path;;) { /* zero or more whole segments */
+            if (match_segments(pnext, p))
+                return true;
+            const char *slash = strchr(p, '/');
+            if (!*p)
+                return false;
+            p = slash ? slash + 1 : p + strlen(p);
+        }
+    }
+    if (!*path)
+        return false;
+    const char *se = strchr(path, '/');
+    size_t sl = se ? (size_t)(se - path) : strlen(path);
+    char ps[PATH_BUF], ss[PATH_BUF];
+    if (pl >= sizeof(ps) || sl >= sizeof(ss))
+        return false;
+    memcpy(ps, pat, pl);
+    ps[pl] = '\0';
+    memcpy(ss, path, sl);
+    ss[sl] = '\0';
+    if (fnmatch(ps, ss, 0) != 0)
+        return false;
+    return match_segments(pnext, se ? se + 1 : path + sl);
+}
+
+/* Docker's MatchesOrParentMatches: the rule matches path or one of its parent directories. */
+static bool rule_matches(const ignore_rule *r, const char *path)
+{
+    char buf[PATH_BUF];
+    sw_strlcpy(buf, path, sizeof(buf));
+    for (;;) {
+        if (match_segments(r->pattern, buf))
+            return true;
+        char *slash = strrchr(buf, '/');
+        if (!slash)
+            return false;
+        *slash = '\0';
+    }
+}
+
+/* Parses .dockerignore text into rules (comments, blank lines and "." patterns skipped). */
+static size_t ignore_parse(const char *text, size_t len, ignore_rule **out)
+{
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        while (p < le && (*p == ' ' || *p == '\t'))
+            p++;
+        const char *te = le;
+        while (te > p && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r'))
+            te--;
+        bool exception = p < te && *p == '!';
+        p += exception;
+        char raw[PATH_BUF], clean[PATH_BUF];
+        size_t rl = (size_t)(te - p);
+        if (rl && rl < sizeof(raw) && *p != '#') {
+            memcpy(raw, p, rl);
+            raw[rl] = '\0';
+            if (clean_rel(raw, clean, sizeof(clean)) == 0 && *clean) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    *out = sw_realloc(*out, cap * sizeof(**out));
+                }
+                (*out)[n++] = (ignore_rule){sw_strdup(clean), exception};
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return n;
+}
+
+/* The path of n relative to the context root. */
+static const char *ctx_path(const sw_source *s, const sw_src_node *n)
+{
+    size_t rl = strlen(s->root->path);
+    return rl ? n->path + rl + 1 : n->path;
+}
+
+static bool under_root(const sw_source *s, const sw_src_node *n)
+{
+    for (const sw_src_node *p = n->parent; p; p = p->parent)
+        if (p == s->root)
+            return true;
+    return false;
+}
+
+int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored)
+{
+    ignore_rule *rules = NULL;
+    size_t nrules = ignore_parse(text, len, &rules), count = 0;
+    for (size_t i = 0; i < s->nslots; i++) {
+        sw_src_node *n = s->slots[i];
+        if (!n || !under_root(s, n))
+            continue;
+        bool out = false;
+        for (size_t r = 0; r < nrules; r++)
+            if (rule_matches(&rules[r], ctx_path(s, n)))
+                out = !rules[r].exception;
+        n->ignored = out;
+    }
+    /* a directory stays when something below it is let back in ("!dir/keep") */
+    for (size_t i = 0; i < s->nslots; i++) {
+        sw_src_node *n = s->slots[i];
+        if (n && under_root(s, n) && !n->ignored)
+            for (sw_src_node *p = n->parent; p && p != s->root; p = p->parent)
+                p->ignored = false;
+    }
+    for (size_t i = 0; i < s->nslots; i++)
+        count += s->slots[i] && s->slots[i]->ignored;
+    for (size_t r = 0; r < nrules; r++)
+        sw_free(rules[r].pattern);
+    sw_free(rules);
+    if (ignored)
+        *ignored = count;
+    return 0;
+}
+
+/* ---- accessors ---- */
+
+const sw_src_node *sw_source_root(const sw_source *s)
+{
+    return s->root;
+}
+
+size_t sw_source_count(const sw_source *s)
+{
+    return s->count;
+}
+
+const char *sw_src_node_name(const sw_src_node *n)
+{
+    return n->name;
+}
+
+sw_src_type sw_src_node_type(const sw_src_node *n)
+{
+    return n->type;
+}
+
+uint32_t sw_src_node_mode(const sw_src_node *n)
+{
+    return n->mode;
+}
+
+const char *sw_src_node_file(const sw_src_node *n)
+{
+    return n->file;
+}
+
+bool sw_src_node_range(const sw_src_node *n, uint64_t *off, uint64_t *size)
+{
+    *off = n->range ? n->off : 0;
+    *size = n->range ? n->size : 0;
+    return n->range;
+}
+
+const char *sw_src_node_link(const sw_src_node *n)
+{
+    return n->link;
+}
+
+size_t sw_src_node_count(const sw_src_node *n)
+{
+    return n->nkids;
+}
+
+const sw_src_node *sw_src_node_child(const sw_src_node *n, size_t i)
+{
+    return i < n->nkids ? n->kids[i] : NULL;
+}
+
+bool sw_src_node_ignored(const sw_src_node *n)
+{
+    return n->ignored;
+}

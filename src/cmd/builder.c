@@ -1,0 +1,155 @@
+/* builder: `slipway builder`, the process the build controller starts for one Build (see
+ * docs/internals/builds.md for the protocol and docs/builds.md, "The builder", for what it
+ * does). Parses the flags, turns SIGTERM/SIGINT into a clean stop (exit 143) and runs
+ * src/builder/builder.c. */
+#include "cmd/cmd.h"
+
+#include "builder/builder.h"
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/str.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXIT_STOPPED 143 /* 128 + SIGTERM, as a shell reports it */
+#define MAX_INSECURE 64
+
+static const char usage_text[] =
+    "Usage: slipway builder --server URL --token-file FILE --namespace NS --build NAME [flags]\n"
+    "\n"
+    "Runs one Build: fetches its source, assembles the image from the Dockerfile without a\n"
+    "container runtime, pushes it, and reports stages and the digest through the Build's\n"
+    "details. The build controller starts it; its output is the build log.\n"
+    "\n"
+    "Flags:\n"
+    "  --server URL                 the API server\n"
+    "  --ca FILE                    CA bundle (PEM) for the API server's certificate\n"
+    "  --token-file FILE            the build token (POST builds/<name>/token)\n"
+    "  --namespace NS               the Build's namespace\n"
+    "  --build NAME                 the Build\n"
+    "  --insecure-registry HOST:PORT  a registry spoken to over plain HTTP or unverified TLS\n"
+    "                               (repeatable; without :PORT it covers every port)\n"
+    "  --push-auth FILE             docker config.json with push credentials\n"
+    "  --pull-auth FILE             docker config.json with pull credentials\n"
+    "  --workdir DIR                where the scratch directory goes (removed at the end)\n"
+    "  --threads N                  compression threads (default: online CPUs)\n"
+    "  -h, --help                   this help\n"
+    "\n"
+    "Environment: SOURCE_DATE_EPOCH (layer and config times, default 0), SLIPWAY_COMPRESSION\n"
+    "(gzip, zstd or none; default gzip); the Build's dockerStrategy.env may set both.\n"
+    "Exit status: 0 built and pushed, 1 the build failed (reason reported), 2 usage,\n"
+    "143 stopped by SIGTERM/SIGINT.\n";
+
+typedef struct flags {
+    sw_builder_opts o;
+    const char *insecure[MAX_INSECURE + 1];
+    size_t ninsecure;
+    bool help;
+} flags;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    sw_builder_request_stop();
+}
+
+/* The value of flag argv[*i] ("--f v" or "--f=v"), advancing *i; NULL when missing. */
+static const char *value(int argc, char **argv, int *i, const char *name)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (a[n] == '=')
+        return a + n + 1;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static bool is_flag(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static int parse_flag(flags *f, int argc, char **argv, int *i)
+{
+    static const char *const names[] = {
+        "--server",    "--ca",        "--token-file", "--namespace",         "--build",
+        "--push-auth", "--pull-auth", "--workdir",    "--insecure-registry", "--threads"};
+    const char *a = argv[*i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        f->help = true;
+        return 0;
+    }
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        if (!is_flag(a, names[k]))
+            continue;
+        const char *v = value(argc, argv, i, names[k]);
+        if (!v || !*v)
+            return sw_error_set(SW_EINVALID, "flag %s needs a value", names[k]);
+        const char **slots[] = {&f->o.server, &f->o.ca_file,   &f->o.token_file, &f->o.ns,
+                                &f->o.build,  &f->o.push_auth, &f->o.pull_auth,  &f->o.workdir};
+        if (k < sizeof(slots) / sizeof(slots[0])) {
+            *slots[k] = v;
+        } else if (!strcmp(names[k], "--insecure-registry")) {
+            if (f->ninsecure == MAX_INSECURE)
+                return sw_error_set(SW_EINVALID, "at most %d --insecure-registry flags",
+                                    MAX_INSECURE);
+            f->insecure[f->ninsecure++] = v;
+        } else {
+            int64_t t = 0;
+            if (sw_str_to_i64(v, &t) < 0 || t < 0 || t > 64)
+                return sw_error_set(SW_EINVALID, "--threads wants a number from 0 to 64");
+            f->o.threads = (int)t;
+        }
+        return 0;
+    }
+    return sw_error_set(SW_EINVALID, "unknown flag %s", a);
+}
+
+static int parse(flags *f, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        int error = parse_flag(f, argc, argv, &i);
+        if (error < 0)
+            return error;
+    }
+    if (f->help)
+        return 0;
+    const char *missing = !f->o.server       ? "--server"
+                          : !f->o.token_file ? "--token-file"
+                          : !f->o.ns         ? "--namespace"
+                          : !f->o.build      ? "--build"
+                                             : NULL;
+    if (missing)
+        return sw_error_set(SW_EINVALID, "%s is required", missing);
+    f->o.insecure_registries = f->ninsecure ? f->insecure : NULL;
+    return 0;
+}
+
+int sw_cmd_builder(int argc, char **argv)
+{
+    flags f = {.o = SW_BUILDER_OPTS_INIT};
+    if (parse(&f, argc, argv) < 0) {
+        fprintf(stderr, "error: %s\nSee 'slipway builder --help'.\n", sw_error_msg());
+        return 2;
+    }
+    if (f.help) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* libcurl runs with CURLOPT_NOSIGNAL */
+    f.o.log = stdout;
+    int error = sw_builder_run(&f.o); /* prints the outcome itself */
+    if (sw_builder_stop_requested())
+        return EXIT_STOPPED;
+    return error < 0 ? 1 : 0;
+}
