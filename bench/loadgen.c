@@ -2,8 +2,14 @@
  * One client for two targets, slipway's Kubernetes REST API and etcd's v3 JSON gateway, so
  * both see the same concurrency (one keep-alive libcurl handle per worker thread) and the same
  * ~1 KiB ImageStream bodies. Each mode prints one `key=value ...` line on stdout (start
- * prints two); diagnostics go to stderr. Standalone on purpose (libcurl, jansson, pthreads only):
- * it must keep building while the server tree changes under it. See bench/README.md. */
+ * prints two); diagnostics go to stderr. Built on src/util (swcore) and bench/benchlib (clock,
+ * latency percentiles, connection, worker pool, NDJSON splitter). See bench/README.md. */
+#include "benchlib.h"
+
+#include "util/alloc.h"
+#include "util/str.h"
+#include "util/time.h"
+
 #include <curl/curl.h>
 #include <jansson.h>
 
@@ -11,7 +17,6 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,10 +26,8 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define LG_NS_PER_SEC 1000000000LL
 #define LG_MAX_WORKERS 256
 #define LG_MAX_WATCHERS 1000
 #define LG_BODY_MAX 4096
@@ -39,181 +42,42 @@
 enum lg_target { LG_SLIPWAY, LG_ETCD };
 
 struct lg_opts {
-    const char *mode;      /* create|update|get|list|watch-latency|start|ports */
-    enum lg_target target; /* which API the requests speak */
-    const char *url;       /* base URL, e.g. http://127.0.0.1:6443 */
-    const char *token;     /* bearer token or NULL */
-    bool insecure_tls;     /* https: skip certificate verification (loopback benchmarks) */
-    uint64_t gen_base;     /* per-process offset of the body's generation annotation, so a
-                              rewrite never carries identical bytes (a no-op update emits no
-                              watch event and skips the store) */
-    uint64_t inflight;     /* worker threads, one connection each */
-    uint64_t count;        /* cap on timed operations (0: none) */
-    double duration;       /* cap on the timed phase, seconds */
-    uint64_t start;        /* first object index for create */
-    uint64_t objects;      /* size of the object set for update/get/watch */
-    uint64_t limit;        /* list page size (0: one request) */
-    uint64_t repeat;       /* list repetitions (median reported) */
-    uint64_t watchers;     /* watch streams */
-    uint64_t writes;       /* writes during the watch test */
-    double rate;           /* writes per second during the watch test */
-    double timeout;        /* per-request timeout, seconds */
-    uint64_t nports;       /* ports mode: how many */
-    char **cmd;            /* start mode: server argv after "--" */
+    const char *mode;            /* create|update|get|list|watch-latency|start|ports */
+    enum lg_target target;       /* which API the requests speak */
+    const char *url;             /* base URL, e.g. http://127.0.0.1:6443 */
+    struct bench_conn_opts http; /* bearer token, --insecure-tls, per-request --timeout */
+    uint64_t gen_base;           /* per-process offset of the body's generation annotation, so
+                                    a rewrite never carries identical bytes (a no-op update
+                                    emits no watch event and skips the store) */
+    uint64_t inflight;           /* worker threads, one connection each */
+    uint64_t count;              /* cap on timed operations (0: none) */
+    double duration;             /* cap on the timed phase, seconds */
+    uint64_t start;              /* first object index for create */
+    uint64_t objects;            /* size of the object set for update/get/watch */
+    uint64_t limit;              /* list page size (0: one request) */
+    uint64_t repeat;             /* list repetitions (median reported) */
+    uint64_t watchers;           /* watch streams */
+    uint64_t writes;             /* writes during the watch test */
+    double rate;                 /* writes per second during the watch test */
+    uint64_t nports;             /* ports mode: how many */
+    char **cmd;                  /* start mode: server argv after "--" */
 };
 
 /* ---------- small helpers ---------- */
 
-/* Allocation failure is fatal for a benchmark tool. */
-static void *lg_grow(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "sw-loadgen: out of memory\n");
-        abort();
-    }
-    return q;
-}
-
-static void *lg_alloc(size_t n)
-{
-    return memset(lg_grow(NULL, n), 0, n);
-}
-
-/* Appends n bytes to a growable buffer kept NUL-terminated; false past limit. */
-static bool lg_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n,
-                      size_t limit)
-{
-    if (*len + n + 1 > limit)
-        return false;
-    while (*len + n + 1 > *cap) {
-        *cap = *cap ? *cap * 2 : 65536;
-        *buf = lg_grow(*buf, *cap);
-    }
-    memcpy(*buf + *len, data, n);
-    *len += n;
-    (*buf)[*len] = '\0';
-    return true;
-}
-
-static int64_t lg_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * LG_NS_PER_SEC + ts.tv_nsec;
-}
-
-static void lg_sleep_until(int64_t t)
-{
-    int64_t d = t - lg_now();
-    if (d <= 0)
-        return;
-    struct timespec ts = {.tv_sec = d / LG_NS_PER_SEC, .tv_nsec = d % LG_NS_PER_SEC};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-/* Whole-string unsigned decimal; returns 0 or -1. */
-static int lg_parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!s || !*s)
-        return -1;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (max - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
-static int lg_parse_double(const char *s, double *out)
-{
-    char *end = NULL;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !(v >= 0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* stderr diagnostics, at most the first 10 per process so a dead server cannot flood logs. */
-__attribute__((format(printf, 1, 2))) static void lg_complain(const char *fmt, ...)
-{
-    static atomic_int count;
-    va_list ap;
-    int n = atomic_fetch_add(&count, 1);
-    if (n > 10)
-        return;
-    if (n == 10) {
-        fprintf(stderr, "sw-loadgen: further errors not shown\n");
-        return;
-    }
-    va_start(ap, fmt);
-    fputs("sw-loadgen: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static const char lg_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Standard base64 with padding into out (NUL-terminated); returns length or -1 if too small. */
-static int lg_b64_encode(const void *data, size_t len, char *out, size_t n)
-{
-    const unsigned char *p = data;
-    size_t need = (len + 2) / 3 * 4 + 1, o = 0;
-    if (need > n)
-        return -1;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < len)
-            v |= p[i + 2];
-        out[o++] = lg_b64[(v >> 18) & 63];
-        out[o++] = lg_b64[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? lg_b64[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? lg_b64[v & 63] : '=';
-    }
-    out[o] = '\0';
-    return (int)o;
-}
-
-static int lg_b64_value(char c)
-{
-    const char *p = c ? strchr(lg_b64, c) : NULL;
-    return p ? (int)(p - lg_b64) : -1;
-}
-
-/* Decodes base64 into out (NUL-terminated); returns length or -1. */
+/* Decodes base64 s into out as a NUL-terminated string; returns 0 or -1. */
 static int lg_b64_decode(const char *s, char *out, size_t n)
 {
-    size_t o = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (; *s && *s != '='; s++) {
-        int v = lg_b64_value(*s);
-        if (v < 0)
-            return -1;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (o + 1 >= n)
-                return -1;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    out[o] = '\0';
-    return (int)o;
+    unsigned char *raw = NULL;
+    size_t len = 0;
+    int rc = -1;
+    if (sw_base64_decode(s, strlen(s), &raw, &len) < 0 || len >= n)
+        goto done;
+    memcpy(out, raw, len + 1);
+    rc = 0;
+done:
+    sw_free(raw);
+    return rc;
 }
 
 /* "bench-000042" -> 42; returns 0 or -1. */
@@ -222,7 +86,7 @@ static int lg_name_index(const char *name, uint64_t *out)
     static const char prefix[] = "bench-";
     if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
         return -1;
-    return lg_parse_u64(name + sizeof(prefix) - 1, UINT64_MAX, out);
+    return sw_str_to_u64(name + sizeof(prefix) - 1, out) < 0 ? -1 : 0;
 }
 
 static void lg_object_name(uint64_t idx, char *out, size_t n)
@@ -230,154 +94,9 @@ static void lg_object_name(uint64_t idx, char *out, size_t n)
     snprintf(out, n, "bench-%06llu", (unsigned long long)idx);
 }
 
-/* ---------- latency samples ---------- */
-
-struct lg_lat {
-    int64_t *v; /* nanoseconds */
-    size_t n, cap;
-};
-
-static void lg_lat_push(struct lg_lat *l, int64_t ns)
+static const char *lg_target_name(const struct lg_opts *o)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 1024;
-        l->v = lg_grow(l->v, l->cap * sizeof(*l->v));
-    }
-    l->v[l->n++] = ns;
-}
-
-static void lg_lat_merge(struct lg_lat *dst, const struct lg_lat *src)
-{
-    for (size_t i = 0; i < src->n; i++)
-        lg_lat_push(dst, src->v[i]);
-}
-
-static int lg_cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile in milliseconds of a sorted sample set (0 if empty). */
-static double lg_lat_pct(const struct lg_lat *l, double q)
-{
-    if (l->n == 0)
-        return 0;
-    double exact = q * (double)l->n;
-    size_t rank = (size_t)exact;
-    if ((double)rank < exact)
-        rank++;
-    if (rank < 1)
-        rank = 1;
-    return (double)l->v[rank - 1] / 1e6;
-}
-
-/* ---------- one HTTP connection ---------- */
-
-struct lg_conn {
-    CURL *curl;
-    struct curl_slist *headers;
-    char *resp; /* response body, NUL-terminated */
-    size_t len, cap;
-    bool overflow; /* response exceeded LG_RESP_LIMIT */
-    bool quiet;    /* transport errors are expected (readiness polling) */
-    long status;
-};
-
-static size_t lg_conn_write(char *data, size_t size, size_t nmemb, void *payload)
-{
-    struct lg_conn *c = payload;
-    size_t n = size * nmemb;
-    if (!lg_append(&c->resp, &c->len, &c->cap, data, n, LG_RESP_LIMIT)) {
-        c->overflow = true;
-        return 0;
-    }
-    return n;
-}
-
-static struct curl_slist *lg_headers(const struct lg_opts *o)
-{
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    h = curl_slist_append(h, "Accept: application/json");
-    h = curl_slist_append(h, "Expect:");
-    if (o->token && *o->token) {
-        char auth[2048];
-        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", o->token);
-        h = curl_slist_append(h, auth);
-    }
-    return h;
-}
-
-static void lg_tls(CURL *curl, const struct lg_opts *o)
-{
-    if (o->insecure_tls) {
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-}
-
-static int lg_conn_init(struct lg_conn *c, const struct lg_opts *o, double timeout)
-{
-    memset(c, 0, sizeof(*c));
-    c->curl = curl_easy_init();
-    c->headers = lg_headers(o);
-    if (!c->curl || !c->headers)
-        return -1;
-    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, lg_conn_write);
-    curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
-    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-    curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-    lg_tls(c->curl, o);
-    return 0;
-}
-
-static void lg_conn_dispose(struct lg_conn *c)
-{
-    if (c->curl)
-        curl_easy_cleanup(c->curl);
-    curl_slist_free_all(c->headers);
-    free(c->resp);
-    memset(c, 0, sizeof(*c));
-}
-
-/* One request on the connection's keep-alive socket. method is GET, POST or PUT; body may be
- * NULL for GET. Returns 0 when an HTTP response arrived (status in c->status), -1 otherwise. */
-static int lg_conn_do(struct lg_conn *c, const char *method, const char *url, const char *body,
-                      size_t len)
-{
-    c->len = 0;
-    c->overflow = false;
-    c->status = 0;
-    if (c->resp)
-        c->resp[0] = '\0';
-    curl_easy_setopt(c->curl, CURLOPT_URL, url);
-    if (strcmp(method, "GET") == 0) {
-        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, NULL);
-        curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
-    } else {
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? body : "");
-        curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)(body ? len : 0));
-        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, strcmp(method, "PUT") == 0 ? "PUT" : NULL);
-    }
-    CURLcode rc = curl_easy_perform(c->curl);
-    if (rc != CURLE_OK) {
-        if (!c->quiet)
-            lg_complain("%s %s: %s", method, url, curl_easy_strerror(rc));
-        return -1;
-    }
-    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &c->status);
-    return 0;
-}
-
-/* Reports an unexpected answer (status and the start of the body); returns -1. */
-static int lg_unexpected(const struct lg_conn *c, const char *what)
-{
-    lg_complain("%s: HTTP %ld: %.160s", what, c->status, c->resp ? c->resp : "");
-    return -1;
+    return o->target == LG_ETCD ? "etcd" : "slipway";
 }
 
 /* ---------- request shapes ---------- */
@@ -415,32 +134,40 @@ static int lg_object_json(char *out, size_t n, const char *name, const char *rv,
 /* {"key":b64(key)[,"value":b64(value)]} for /v3/kv/put and /v3/kv/range. */
 static int lg_etcd_body(char *out, size_t n, const char *key, const char *value, size_t vlen)
 {
-    char k64[512], v64[LG_BODY_MAX * 2];
-    if (lg_b64_encode(key, strlen(key), k64, sizeof(k64)) < 0)
-        return -1;
+    char *k64 = sw_base64_encode(key, strlen(key));
+    char *v64 = value ? sw_base64_encode(value, vlen) : NULL;
     int len;
-    if (value) {
-        if (lg_b64_encode(value, vlen, v64, sizeof(v64)) < 0)
-            return -1;
+    if (v64)
         len = snprintf(out, n, "{\"key\":\"%s\",\"value\":\"%s\"}", k64, v64);
-    } else {
+    else
         len = snprintf(out, n, "{\"key\":\"%s\"}", k64);
-    }
+    sw_free(k64);
+    sw_free(v64);
     return len > 0 && (size_t)len < n ? len : -1;
+}
+
+/* `"key":b64(start[0..len)),"range_end":b64(end of the bench prefix)` into out: the keys of a
+ * range or watch over the bench objects. Returns the length or -1. */
+static int lg_etcd_range_keys(char *out, size_t n, const char *start, size_t len)
+{
+    char end[] = LG_ETCD_PREFIX;
+    end[sizeof(end) - 2]++; /* "/registry/imagestreams/default0" */
+    char *k64 = sw_base64_encode(start, len), *e64 = sw_base64_encode(end, strlen(end));
+    int w = snprintf(out, n, "\"key\":\"%s\",\"range_end\":\"%s\"", k64, e64);
+    sw_free(k64);
+    sw_free(e64);
+    return w > 0 && (size_t)w < n ? w : -1;
 }
 
 /* Range over the whole bench prefix, starting at from_key (NULL: prefix start). */
 static int lg_etcd_range_body(char *out, size_t n, const char *from_key, uint64_t limit)
 {
-    char k64[1024], e64[128];
+    char keys[1536];
     const char *start = from_key ? from_key : LG_ETCD_PREFIX;
-    char end[] = LG_ETCD_PREFIX;
-    end[sizeof(end) - 2]++; /* "/registry/imagestreams/default0" */
-    if (lg_b64_encode(start, strlen(start) + (from_key ? 1 : 0), k64, sizeof(k64)) < 0 ||
-        lg_b64_encode(end, strlen(end), e64, sizeof(e64)) < 0)
+    /* from_key is the last key seen: its trailing NUL makes the range start just after it */
+    if (lg_etcd_range_keys(keys, sizeof(keys), start, strlen(start) + (from_key ? 1 : 0)) < 0)
         return -1;
-    int len = snprintf(out, n, "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":\"%llu\"}", k64, e64,
-                       (unsigned long long)limit);
+    int len = snprintf(out, n, "{%s,\"limit\":\"%llu\"}", keys, (unsigned long long)limit);
     return len > 0 && (size_t)len < n ? len : -1;
 }
 
@@ -457,15 +184,14 @@ static int lg_object_url(char *out, size_t n, const struct lg_opts *o, const cha
 }
 
 /* metadata.resourceVersion of a JSON object response into rv. */
-static int lg_json_rv(const char *body, size_t len, char *rv, size_t n)
+static int lg_json_rv(const sw_buf *body, char *rv, size_t n)
 {
     int rc = -1;
-    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *root = json_loadb(sw_buf_cstr(body), body->len, 0, NULL);
     const char *s =
         json_string_value(json_object_get(json_object_get(root, "metadata"), "resourceVersion"));
-    if (!s || strlen(s) >= n)
+    if (!s || sw_strlcpy(rv, s, n) >= n)
         goto done;
-    memcpy(rv, s, strlen(s) + 1);
     rc = 0;
 done:
     json_decref(root);
@@ -474,136 +200,109 @@ done:
 
 /* ---------- write/read operations (one per call, on one connection) ---------- */
 
+/* One etcd gateway call for object `name`: a put of value (vlen bytes), or a range (value
+ * NULL). The answer must be 200 and carry "revision" (put) or "kvs" (range). */
+static int lg_etcd_call(struct bench_conn *c, const struct lg_opts *o, const char *name,
+                        const char *value, size_t vlen)
+{
+    char key[256], url[LG_URL_MAX], body[LG_BODY_MAX * 2];
+    bool put = value != NULL;
+    snprintf(key, sizeof(key), LG_ETCD_PREFIX "%s", name);
+    int blen = lg_etcd_body(body, sizeof(body), key, value, vlen);
+    if (blen < 0 || lg_url(url, sizeof(url), o, put ? "/v3/kv/put" : "/v3/kv/range") < 0)
+        return -1;
+    if (bench_conn_do(c, "POST", url, NULL, body, (size_t)blen) < 0)
+        return -1;
+    if (c->status != 200 || !strstr(sw_buf_cstr(&c->resp), put ? "\"revision\"" : "\"kvs\""))
+        return bench_conn_unexpected(c, put ? "etcd put" : "etcd range");
+    return 0;
+}
+
 /* Writes object idx. rv: CAS precondition for slipway (NULL: create or unconditional update);
  * rv_out receives the new resourceVersion when non-NULL. Returns 0, -1, or 409 on conflict. */
-static int lg_op_write(struct lg_conn *c, const struct lg_opts *o, uint64_t idx, bool create,
+static int lg_op_write(struct bench_conn *c, const struct lg_opts *o, uint64_t idx, bool create,
                        const char *rv, uint64_t gen, char *rv_out)
 {
-    char name[64], url[LG_URL_MAX], obj[LG_BODY_MAX], body[LG_BODY_MAX * 2];
+    char name[64], url[LG_URL_MAX], obj[LG_BODY_MAX];
     lg_object_name(idx, name, sizeof(name));
     int olen = lg_object_json(obj, sizeof(obj), name, o->target == LG_SLIPWAY ? rv : NULL,
                               (o->gen_base + gen) % 10000000000ULL);
     if (olen < 0)
         return -1;
-    if (o->target == LG_ETCD) {
-        char key[256];
-        snprintf(key, sizeof(key), LG_ETCD_PREFIX "%s", name);
-        int blen = lg_etcd_body(body, sizeof(body), key, obj, (size_t)olen);
-        if (blen < 0 || lg_url(url, sizeof(url), o, "/v3/kv/put") < 0)
-            return -1;
-        if (lg_conn_do(c, "POST", url, body, (size_t)blen) < 0)
-            return -1;
-        if (c->status != 200 || !strstr(c->resp ? c->resp : "", "\"revision\""))
-            return lg_unexpected(c, "etcd put");
-        return 0;
-    }
+    if (o->target == LG_ETCD)
+        return lg_etcd_call(c, o, name, obj, (size_t)olen);
     int rc =
         create ? lg_url(url, sizeof(url), o, LG_IS_PATH) : lg_object_url(url, sizeof(url), o, name);
-    if (rc < 0 || lg_conn_do(c, create ? "POST" : "PUT", url, obj, (size_t)olen) < 0)
+    if (rc < 0 || bench_conn_do(c, create ? "POST" : "PUT", url, NULL, obj, (size_t)olen) < 0)
         return -1;
     if (c->status == 409)
         return 409;
     if (c->status != (create ? 201 : 200))
-        return lg_unexpected(c, create ? "create" : "update");
-    return rv_out ? lg_json_rv(c->resp, c->len, rv_out, LG_RV_MAX) : 0;
+        return bench_conn_unexpected(c, create ? "create" : "update");
+    return rv_out ? lg_json_rv(&c->resp, rv_out, LG_RV_MAX) : 0;
 }
 
 /* Reads object idx; rv_out (may be NULL) receives its resourceVersion (slipway only). */
-static int lg_op_get(struct lg_conn *c, const struct lg_opts *o, uint64_t idx, char *rv_out)
+static int lg_op_get(struct bench_conn *c, const struct lg_opts *o, uint64_t idx, char *rv_out)
 {
-    char name[64], url[LG_URL_MAX], body[1024];
+    char name[64], url[LG_URL_MAX];
     lg_object_name(idx, name, sizeof(name));
-    if (o->target == LG_ETCD) {
-        char key[256];
-        snprintf(key, sizeof(key), LG_ETCD_PREFIX "%s", name);
-        int blen = lg_etcd_body(body, sizeof(body), key, NULL, 0);
-        if (blen < 0 || lg_url(url, sizeof(url), o, "/v3/kv/range") < 0)
-            return -1;
-        if (lg_conn_do(c, "POST", url, body, (size_t)blen) < 0)
-            return -1;
-        if (c->status != 200 || !strstr(c->resp ? c->resp : "", "\"kvs\""))
-            return lg_unexpected(c, "etcd range");
-        return 0;
-    }
-    if (lg_object_url(url, sizeof(url), o, name) < 0 || lg_conn_do(c, "GET", url, NULL, 0) < 0)
+    if (o->target == LG_ETCD)
+        return lg_etcd_call(c, o, name, NULL, 0);
+    if (lg_object_url(url, sizeof(url), o, name) < 0 ||
+        bench_conn_do(c, "GET", url, NULL, NULL, 0) < 0)
         return -1;
-    if (c->status != 200 || c->len == 0)
-        return lg_unexpected(c, "get");
-    return rv_out ? lg_json_rv(c->resp, c->len, rv_out, LG_RV_MAX) : 0;
+    if (c->status != 200 || c->resp.len == 0)
+        return bench_conn_unexpected(c, "get");
+    return rv_out ? lg_json_rv(&c->resp, rv_out, LG_RV_MAX) : 0;
 }
 
 /* ---------- create / update / get: worker pool ---------- */
 
-struct lg_pool {
+/* update: the objects one worker owns (id, id+inflight, ...) and their resourceVersions. */
+struct lg_owned {
+    char (*rv)[LG_RV_MAX]; /* resourceVersion per owned object (slipway) */
+    uint64_t n;            /* objects owned */
+    uint64_t next;         /* the owned object the next update writes */
+};
+
+/* What the jobs share: the options and, for update, each worker's objects. */
+struct lg_jobs {
     const struct lg_opts *o;
-    atomic_uint_fast64_t next; /* next operation number (shared cap on count) */
-    int64_t deadline;          /* monotonic ns */
+    struct lg_owned *owned; /* update: one per worker */
 };
 
-struct lg_worker {
-    struct lg_pool *pool;
-    unsigned id;
-    pthread_t th;
-    struct lg_conn conn;
-    struct lg_lat lat;
-    uint64_t ops, errors, conflicts;
-    unsigned failing;      /* consecutive errors; the worker gives up at LG_MAX_FAILING */
-    char (*rv)[LG_RV_MAX]; /* update: resourceVersion per owned object */
-    uint64_t nowned;
-};
-
-/* Claims the next operation number; false when the count or the deadline is reached. */
-static bool lg_pool_claim(struct lg_pool *p, uint64_t *out)
+/* A job's outcome from an operation's: an operation counts in ok, a conflict in bad (1: not
+ * timed, not an error), a failure is an error. */
+static int lg_outcome(struct bench_worker *w, int rc)
 {
-    if (lg_now() >= p->deadline)
-        return false;
-    uint64_t n = atomic_fetch_add(&p->next, 1);
-    if (p->o->count && n >= p->o->count)
-        return false;
-    *out = n;
-    return true;
+    if (rc == 0)
+        w->ok++;
+    if (rc != 409)
+        return rc;
+    w->bad++;
+    return 1;
 }
 
-/* Counts one operation's outcome; false when the worker should give up. */
-static bool lg_worker_record(struct lg_worker *w, int64_t t0, int rc)
+static int lg_create_job(struct bench_worker *w, uint64_t n, void *payload)
 {
-    if (rc == 0) {
-        w->ops++;
-        w->failing = 0;
-        lg_lat_push(&w->lat, lg_now() - t0);
-    } else if (rc == 409) {
-        w->conflicts++;
-    } else {
-        w->errors++;
-        w->failing++;
-    }
-    return w->failing < LG_MAX_FAILING;
-}
-
-static void *lg_create_main(void *arg)
-{
-    struct lg_worker *w = arg;
-    const struct lg_opts *o = w->pool->o;
-    uint64_t n;
-    while (lg_pool_claim(w->pool, &n)) {
-        int64_t t0 = lg_now();
-        if (!lg_worker_record(w, t0, lg_op_write(&w->conn, o, o->start + n, true, NULL, 0, NULL)))
-            break;
-    }
-    return NULL;
+    const struct lg_opts *o = ((struct lg_jobs *)payload)->o;
+    return lg_outcome(w, lg_op_write(&w->conn, o, o->start + n, true, NULL, 0, NULL));
 }
 
 /* Worker id owns objects id, id+inflight, ...; slipway needs their current resourceVersions
  * (one untimed GET each) so that every timed PUT is a GET-free compare-and-swap. */
-static int lg_update_setup(struct lg_worker *w)
+static int lg_update_setup(struct bench_worker *w, void *payload)
 {
-    const struct lg_opts *o = w->pool->o;
-    w->nowned = w->id < o->objects ? (o->objects - w->id - 1) / o->inflight + 1 : 0;
-    w->rv = lg_alloc((w->nowned ? w->nowned : 1) * sizeof(*w->rv));
+    struct lg_jobs *j = payload;
+    const struct lg_opts *o = j->o;
+    struct lg_owned *own = &j->owned[w->id];
+    own->n = w->id < o->objects ? (o->objects - w->id - 1) / o->inflight + 1 : 0;
+    own->rv = sw_calloc(own->n, sizeof(*own->rv));
     if (o->target == LG_ETCD)
         return 0;
-    for (uint64_t k = 0; k < w->nowned; k++) {
-        if (lg_op_get(&w->conn, o, w->id + k * o->inflight, w->rv[k]) < 0) {
+    for (uint64_t k = 0; k < own->n; k++) {
+        if (lg_op_get(&w->conn, o, w->id + k * o->inflight, own->rv[k]) < 0) {
             fprintf(stderr, "sw-loadgen: update setup: GET object %llu failed (status %ld)\n",
                     (unsigned long long)(w->id + k * o->inflight), w->conn.status);
             return -1;
@@ -612,104 +311,67 @@ static int lg_update_setup(struct lg_worker *w)
     return 0;
 }
 
-static void *lg_update_main(void *arg)
+/* A CAS update of the worker's next object; after a conflict its resourceVersion is read
+ * again (untimed: conflicts are not timed). */
+static int lg_update_job(struct bench_worker *w, uint64_t n, void *payload)
 {
-    struct lg_worker *w = arg;
-    const struct lg_opts *o = w->pool->o;
-    uint64_t n, k = 0;
-    if (w->nowned == 0)
-        return NULL;
-    while (lg_pool_claim(w->pool, &n)) {
-        uint64_t idx = w->id + k * o->inflight;
-        char *rv = w->rv[k];
-        int64_t t0 = lg_now();
-        int rc =
-            lg_op_write(&w->conn, o, idx, false, o->target == LG_SLIPWAY ? rv : NULL, n + 1, rv);
-        if (!lg_worker_record(w, t0, rc))
-            break;
-        if (rc == 409 && lg_op_get(&w->conn, o, idx, rv) < 0)
-            w->errors++;
-        k = (k + 1) % w->nowned;
-    }
-    return NULL;
+    struct lg_jobs *j = payload;
+    const struct lg_opts *o = j->o;
+    struct lg_owned *own = &j->owned[w->id];
+    uint64_t idx = w->id + own->next * o->inflight;
+    char *rv = own->rv[own->next];
+    own->next = (own->next + 1) % own->n;
+    int rc = lg_op_write(&w->conn, o, idx, false, o->target == LG_SLIPWAY ? rv : NULL, n + 1, rv);
+    if (rc == 409 && lg_op_get(&w->conn, o, idx, rv) < 0)
+        w->errors++;
+    return lg_outcome(w, rc);
 }
 
-static void *lg_get_main(void *arg)
+/* A read of a random object, spread over the whole set. */
+static int lg_get_job(struct bench_worker *w, uint64_t n, void *payload)
 {
-    struct lg_worker *w = arg;
-    const struct lg_opts *o = w->pool->o;
-    uint64_t n, x = 0x9e3779b97f4a7c15ULL ^ (w->id + 1);
-    while (lg_pool_claim(w->pool, &n)) {
-        x ^= x << 13; /* xorshift64: spread reads over the whole set */
-        x ^= x >> 7;
-        x ^= x << 17;
-        int64_t t0 = lg_now();
-        if (!lg_worker_record(w, t0, lg_op_get(&w->conn, o, x % o->objects, NULL)))
-            break;
-    }
-    return NULL;
+    const struct lg_opts *o = ((struct lg_jobs *)payload)->o;
+    return lg_outcome(w, lg_op_get(&w->conn, o, bench_rand(&w->rng) % o->objects, NULL));
 }
 
-static void lg_pool_report(const struct lg_opts *o, struct lg_worker *ws, double secs)
+static void lg_pool_report(const struct lg_opts *o, struct bench_pool_result *r)
 {
-    struct lg_lat all = {0};
-    uint64_t ops = 0, errors = 0, conflicts = 0;
-    for (unsigned i = 0; i < o->inflight; i++) {
-        ops += ws[i].ops;
-        errors += ws[i].errors;
-        conflicts += ws[i].conflicts;
-        lg_lat_merge(&all, &ws[i].lat);
-    }
-    qsort(all.v, all.n, sizeof(*all.v), lg_cmp_i64);
     printf("mode=%s target=%s inflight=%u ops=%llu errors=%llu conflicts=%llu secs=%.3f "
            "rate=%.1f p50_ms=%.3f p99_ms=%.3f\n",
-           o->mode, o->target == LG_ETCD ? "etcd" : "slipway", (unsigned)o->inflight,
-           (unsigned long long)ops, (unsigned long long)errors, (unsigned long long)conflicts, secs,
-           secs > 0 ? (double)ops / secs : 0, lg_lat_pct(&all, 0.50), lg_lat_pct(&all, 0.99));
-    free(all.v);
+           o->mode, lg_target_name(o), (unsigned)o->inflight, (unsigned long long)r->ok,
+           (unsigned long long)r->errors, (unsigned long long)r->bad, r->secs,
+           r->secs > 0 ? (double)r->ok / r->secs : 0, bench_lat_pct(&r->lat, 0.50, 0),
+           bench_lat_pct(&r->lat, 0.99, 0));
 }
 
-/* Runs create, update or get with o->inflight workers; the timed phase starts after every
- * worker's untimed setup. Returns 0 when at least one operation succeeded and none failed. */
-static int lg_run_pool(const struct lg_opts *o, void *(*fn)(void *))
+/* Runs create, update (setup: lg_update_setup) or get with o->inflight workers; the timed
+ * phase starts after every worker's untimed setup. Returns 0 when nothing failed. */
+static int lg_run_pool(const struct lg_opts *o, bench_job_fn job, bench_setup_fn setup)
 {
-    int rc = -1;
-    unsigned started = 0;
-    struct lg_pool pool = {.o = o};
-    struct lg_worker *ws = lg_alloc(o->inflight * sizeof(*ws));
-    atomic_init(&pool.next, 0);
-    for (unsigned i = 0; i < o->inflight; i++) {
-        ws[i].pool = &pool;
-        ws[i].id = i;
-        if (lg_conn_init(&ws[i].conn, o, o->timeout) < 0)
-            goto done;
-        if (fn == lg_update_main && lg_update_setup(&ws[i]) < 0)
-            goto done;
+    struct lg_jobs j = {.o = o};
+    struct bench_pool_result r;
+    struct bench_pool_opts po = {.workers = (unsigned)o->inflight,
+                                 .jobs = o->count,
+                                 .duration = o->duration,
+                                 .max_failing = LG_MAX_FAILING,
+                                 .conn = &o->http,
+                                 .setup = setup,
+                                 .job = job,
+                                 .payload = &j};
+    if (setup) {
+        /* a worker that would own no object has nothing to update */
+        po.workers = (unsigned)(o->objects < o->inflight ? o->objects : o->inflight);
+        j.owned = sw_calloc(po.workers, sizeof(*j.owned));
     }
-    int64_t t0 = lg_now();
-    pool.deadline = t0 + (int64_t)(o->duration * LG_NS_PER_SEC);
-    for (; started < o->inflight; started++) {
-        if (pthread_create(&ws[started].th, NULL, fn, &ws[started]) != 0)
-            break;
+    int rc = bench_pool_run(&po, &r);
+    if (rc == 0) {
+        lg_pool_report(o, &r);
+        rc = r.errors || r.bad ? -1 : 0;
     }
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(ws[i].th, NULL);
-    double secs = (double)(lg_now() - t0) / 1e9;
-    lg_pool_report(o, ws, secs);
-    rc = 0;
-    for (unsigned i = 0; i < o->inflight; i++) {
-        if (ws[i].errors || ws[i].conflicts)
-            rc = -1;
-    }
-    if (started < o->inflight)
-        rc = -1;
-done:
-    for (unsigned i = 0; i < o->inflight; i++) {
-        lg_conn_dispose(&ws[i].conn);
-        free(ws[i].lat.v);
-        free(ws[i].rv);
-    }
-    free(ws);
+    for (unsigned i = 0; j.owned && i < po.workers; i++)
+        sw_free(j.owned[i].rv);
+    sw_free(j.owned);
+    bench_lat_dispose(&r.lat);
     return rc;
 }
 
@@ -717,11 +379,11 @@ done:
 
 /* Counts items of one list page and copies the continuation (slipway metadata.continue, or
  * etcd's last key when "more" is set) into cont. */
-static int lg_list_page(const struct lg_opts *o, const struct lg_conn *c, uint64_t *items,
+static int lg_list_page(const struct lg_opts *o, const struct bench_conn *c, uint64_t *items,
                         char *cont, size_t n)
 {
     int rc = -1;
-    json_t *root = json_loadb(c->resp, c->len, 0, NULL);
+    json_t *root = json_loadb(sw_buf_cstr(&c->resp), c->resp.len, 0, NULL);
     json_t *arr = json_object_get(root, o->target == LG_ETCD ? "kvs" : "items");
     const char *next = NULL;
     cont[0] = '\0';
@@ -736,11 +398,8 @@ static int lg_list_page(const struct lg_opts *o, const struct lg_conn *c, uint64
         if (!k64 || lg_b64_decode(k64, cont, n) < 0)
             goto done;
     }
-    if (next && *next) {
-        if (strlen(next) >= n)
-            goto done;
-        memcpy(cont, next, strlen(next) + 1);
-    }
+    if (next && *next && sw_strlcpy(cont, next, n) >= n)
+        goto done;
     rc = 0;
 done:
     json_decref(root);
@@ -748,7 +407,7 @@ done:
 }
 
 /* One request of a (possibly paged) list; only the transfer is timed, into *ns. */
-static int lg_list_request(const struct lg_opts *o, struct lg_conn *c, const char *cont,
+static int lg_list_request(const struct lg_opts *o, struct bench_conn *c, const char *cont,
                            int64_t *ns)
 {
     char url[LG_URL_MAX * 2], body[2048];
@@ -757,8 +416,8 @@ static int lg_list_request(const struct lg_opts *o, struct lg_conn *c, const cha
         int blen = lg_etcd_range_body(body, sizeof(body), *cont ? cont : NULL, o->limit);
         if (blen < 0 || lg_url(url, sizeof(url), o, "/v3/kv/range") < 0)
             return -1;
-        t0 = lg_now();
-        if (lg_conn_do(c, "POST", url, body, (size_t)blen) < 0)
+        t0 = bench_now();
+        if (bench_conn_do(c, "POST", url, NULL, body, (size_t)blen) < 0)
             return -1;
     } else {
         char *esc = curl_easy_escape(c->curl, cont, 0);
@@ -767,16 +426,16 @@ static int lg_list_request(const struct lg_opts *o, struct lg_conn *c, const cha
         curl_free(esc);
         if (len < 0 || (size_t)len >= sizeof(url))
             return -1;
-        t0 = lg_now();
-        if (lg_conn_do(c, "GET", url, NULL, 0) < 0)
+        t0 = bench_now();
+        if (bench_conn_do(c, "GET", url, NULL, NULL, 0) < 0)
             return -1;
     }
-    *ns += lg_now() - t0;
-    return c->status == 200 && !c->overflow ? 0 : -1;
+    *ns += bench_now() - t0;
+    return c->status == 200 && !sw_buf_error(&c->resp) ? 0 : -1;
 }
 
 /* Lists every object once; *ns gets the summed transfer time, *items the count. */
-static int lg_list_once(const struct lg_opts *o, struct lg_conn *c, int64_t *ns, uint64_t *items,
+static int lg_list_once(const struct lg_opts *o, struct bench_conn *c, int64_t *ns, uint64_t *items,
                         uint64_t *pages, uint64_t *bytes)
 {
     char cont[4096] = "";
@@ -784,9 +443,9 @@ static int lg_list_once(const struct lg_opts *o, struct lg_conn *c, int64_t *ns,
     *items = *pages = *bytes = 0;
     do {
         if (lg_list_request(o, c, cont, ns) < 0)
-            return lg_unexpected(c, "list");
+            return bench_conn_unexpected(c, "list");
         (*pages)++;
-        *bytes += c->len;
+        *bytes += c->resp.len;
         if (lg_list_page(o, c, items, cont, sizeof(cont)) < 0)
             return -1;
     } while (cont[0] && *pages < 100000);
@@ -795,26 +454,25 @@ static int lg_list_once(const struct lg_opts *o, struct lg_conn *c, int64_t *ns,
 
 static int lg_run_list(const struct lg_opts *o)
 {
-    struct lg_conn c;
-    struct lg_lat lat = {0};
+    struct bench_conn c;
+    struct bench_lat lat = {0};
     uint64_t items = 0, pages = 0, bytes = 0;
-    int rc = lg_conn_init(&c, o, o->timeout);
+    int rc = bench_conn_init(&c, &o->http);
     for (unsigned r = 0; rc == 0 && r < o->repeat; r++) {
         int64_t ns;
         rc = lg_list_once(o, &c, &ns, &items, &pages, &bytes);
         if (rc == 0)
-            lg_lat_push(&lat, ns);
+            bench_lat_push(&lat, ns);
     }
     if (rc == 0) {
-        qsort(lat.v, lat.n, sizeof(*lat.v), lg_cmp_i64);
         printf("mode=list target=%s limit=%llu items=%llu pages=%llu bytes=%llu repeat=%u "
                "median_ms=%.1f min_ms=%.1f\n",
-               o->target == LG_ETCD ? "etcd" : "slipway", (unsigned long long)o->limit,
-               (unsigned long long)items, (unsigned long long)pages, (unsigned long long)bytes,
-               (unsigned)o->repeat, lg_lat_pct(&lat, 0.5), lat.n ? (double)lat.v[0] / 1e6 : 0);
+               lg_target_name(o), (unsigned long long)o->limit, (unsigned long long)items,
+               (unsigned long long)pages, (unsigned long long)bytes, (unsigned)o->repeat,
+               bench_lat_pct(&lat, 0.5, 0), bench_lat_pct(&lat, 0, 0));
     }
-    free(lat.v);
-    lg_conn_dispose(&c);
+    bench_lat_dispose(&lat);
+    bench_conn_dispose(&c);
     return rc;
 }
 
@@ -841,11 +499,10 @@ struct lg_watcher {
     struct lg_watch_run *run;
     CURL *curl;
     struct curl_slist *headers;
-    char *buf; /* every byte of the stream */
-    size_t len, cap;
+    struct bench_ndjson stream; /* every byte of the stream, split into lines afterwards */
     struct lg_chunk *chunks;
     size_t nchunks, chunkcap;
-    struct lg_lat lat;
+    struct bench_lat lat;
     atomic_uint_fast64_t lines; /* complete lines received (progress for the drain) */
     uint64_t events;            /* events matched to a write */
     uint64_t stray;             /* events for objects nobody wrote, bookmarks excluded */
@@ -871,7 +528,7 @@ static void lg_watch_event(struct lg_watcher *w, const char *name, int64_t t)
         w->stray++;
         return;
     }
-    lg_lat_push(&w->lat, t - sent);
+    bench_lat_push(&w->lat, t - sent);
     w->events++;
 }
 
@@ -922,52 +579,45 @@ static void lg_watch_slipway_line(struct lg_watcher *w, json_t *root, int64_t t)
  * the chunk holding its terminating newline. */
 static void lg_watch_parse(struct lg_watcher *w)
 {
-    size_t start = 0, c = 0;
-    for (;;) {
-        char *nl = w->len > start ? memchr(w->buf + start, '\n', w->len - start) : NULL;
-        if (!nl)
-            break;
-        size_t n = (size_t)(nl - (w->buf + start)), end = start + n + 1;
+    size_t c = 0, end;
+    json_t *root;
+    while (bench_ndjson_next(&w->stream, &root, &end)) {
         while (c + 1 < w->nchunks && w->chunks[c].end < end)
             c++;
-        if (n > 0) {
-            json_t *root = json_loadb(w->buf + start, n, 0, NULL);
-            if (!root)
-                w->stray++;
-            else if (w->run->o->target == LG_ETCD)
-                lg_watch_etcd_line(w, root, w->chunks[c].t);
-            else
-                lg_watch_slipway_line(w, root, w->chunks[c].t);
-            json_decref(root);
-        }
-        start = end;
+        if (!root)
+            w->stray++;
+        else if (w->run->o->target == LG_ETCD)
+            lg_watch_etcd_line(w, root, w->chunks[c].t);
+        else
+            lg_watch_slipway_line(w, root, w->chunks[c].t);
+        json_decref(root);
     }
 }
 
 static size_t lg_watch_write(char *data, size_t size, size_t nmemb, void *payload)
 {
     struct lg_watcher *w = payload;
-    int64_t t = lg_now(); /* receive time, taken first */
+    int64_t t = bench_now(); /* receive time, taken first */
     size_t n = size * nmemb;
     uint64_t lines = 0;
     if (atomic_load(&w->run->stop))
         return 0;
     for (const char *p = data; (p = memchr(p, '\n', (size_t)(data + n - p))) != NULL; p++)
         lines++;
-    if (!lg_append(&w->buf, &w->len, &w->cap, data, n, LG_LINE_LIMIT)) {
+    if (bench_ndjson_feed(&w->stream, data, n) < 0) {
         w->failed = true;
         return 0;
     }
     if (w->nchunks == w->chunkcap) {
         w->chunkcap = w->chunkcap ? w->chunkcap * 2 : 1024;
-        w->chunks = lg_grow(w->chunks, w->chunkcap * sizeof(*w->chunks));
+        w->chunks = sw_realloc(w->chunks, w->chunkcap * sizeof(*w->chunks));
     }
-    w->chunks[w->nchunks++] = (struct lg_chunk){.end = w->len, .t = t};
+    w->chunks[w->nchunks++] = (struct lg_chunk){.end = w->stream.buf.len, .t = t};
     atomic_fetch_add(&w->lines, lines);
     atomic_store(&w->run->last_rx, t);
     /* etcd confirms the watch with a first message carrying "created":true */
     if (w->run->o->target == LG_ETCD && !atomic_load(&w->established) &&
-        memmem(w->buf, w->len, "\"created\":true", 14))
+        memmem(w->stream.buf.ptr, w->stream.buf.len, "\"created\":true", 14))
         lg_watch_established(w);
     return n;
 }
@@ -1031,8 +681,8 @@ static void lg_loop_reap(struct lg_loop *l)
             continue;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&w);
         if (w && !atomic_load(&l->run->stop)) {
-            lg_complain("watch stream ended: %s (status %ld)", curl_easy_strerror(msg->data.result),
-                        w->status);
+            bench_complain("watch stream ended: %s (status %ld)",
+                           curl_easy_strerror(msg->data.result), w->status);
             w->failed = true;
         }
     }
@@ -1080,10 +730,11 @@ static int lg_watcher_init(struct lg_watcher *w, struct lg_watch_run *run, char 
 {
     const struct lg_opts *o = run->o;
     w->run = run;
+    bench_ndjson_init(&w->stream, LG_LINE_LIMIT);
     atomic_init(&w->lines, 0);
     atomic_init(&w->established, false);
     w->curl = curl_easy_init();
-    w->headers = lg_headers(o);
+    w->headers = bench_api_headers(o->http.token);
     if (!w->curl || !w->headers)
         return -1;
     curl_easy_setopt(w->curl, CURLOPT_NOSIGNAL, 1L);
@@ -1095,24 +746,23 @@ static int lg_watcher_init(struct lg_watcher *w, struct lg_watch_run *run, char 
     curl_easy_setopt(w->curl, CURLOPT_HEADERFUNCTION, lg_watch_header);
     curl_easy_setopt(w->curl, CURLOPT_HEADERDATA, w);
     curl_easy_setopt(w->curl, CURLOPT_PRIVATE, (char *)w);
-    lg_tls(w->curl, o);
+    bench_tls(w->curl, o->http.insecure_tls);
     curl_easy_setopt(w->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(w->curl, CURLOPT_TIMEOUT_MS, (long)(o->duration * 1000) + 30000L);
-    if (body) {
+    if (body)
         curl_easy_setopt(w->curl, CURLOPT_COPYPOSTFIELDS, body);
-    }
     return 0;
 }
 
 /* The writer: o->writes writes at o->rate per second to distinct objects, one connection;
  * slipway writes are unconditional PUTs, etcd writes plain puts. */
-static int lg_watch_writer(struct lg_watch_run *run, struct lg_conn *c, uint64_t *errors)
+static int lg_watch_writer(struct lg_watch_run *run, struct bench_conn *c, uint64_t *errors)
 {
     const struct lg_opts *o = run->o;
-    int64_t t0 = lg_now();
+    int64_t t0 = bench_now();
     for (uint64_t i = 0; i < o->writes; i++) {
-        lg_sleep_until(t0 + (int64_t)((double)i / o->rate * 1e9));
-        atomic_store(&run->sent[i], lg_now());
+        bench_sleep_until(t0 + (int64_t)((double)i / o->rate * 1e9));
+        atomic_store(&run->sent[i], bench_now());
         if (lg_op_write(c, o, i, false, NULL, 1000000 + i, NULL) != 0 && ++*errors >= 20)
             break;
     }
@@ -1124,38 +774,36 @@ static int lg_watch_writer(struct lg_watch_run *run, struct lg_conn *c, uint64_t
 static void lg_watch_drain(struct lg_watch_run *run, struct lg_watcher *ws, int64_t max_ns)
 {
     uint64_t want = run->o->writes + (run->o->target == LG_ETCD ? 1 : 0);
-    int64_t end = lg_now() + max_ns;
-    while (lg_now() < end) {
+    int64_t end = bench_now() + max_ns;
+    while (bench_now() < end) {
         bool all = true;
         for (unsigned i = 0; i < run->o->watchers && all; i++)
             all = atomic_load(&ws[i].lines) >= want || ws[i].failed;
-        if (all || lg_now() - atomic_load(&run->last_rx) > LG_NS_PER_SEC)
+        if (all || bench_now() - atomic_load(&run->last_rx) > BENCH_NS_PER_SEC)
             return;
-        lg_sleep_until(lg_now() + 5000000);
+        bench_sleep_ns(5000000);
     }
 }
 
 static int lg_watch_prepare(struct lg_watch_run *run, char *url, size_t n, char *body, size_t bn)
 {
     const struct lg_opts *o = run->o;
-    struct lg_conn c;
+    struct bench_conn c;
     int rc = -1;
     if (o->target == LG_ETCD) {
-        char k64[128], e64[128], end[] = LG_ETCD_PREFIX;
-        end[sizeof(end) - 2]++;
-        if (lg_b64_encode(LG_ETCD_PREFIX, strlen(LG_ETCD_PREFIX), k64, sizeof(k64)) < 0 ||
-            lg_b64_encode(end, strlen(end), e64, sizeof(e64)) < 0)
+        char keys[512];
+        if (lg_etcd_range_keys(keys, sizeof(keys), LG_ETCD_PREFIX, strlen(LG_ETCD_PREFIX)) < 0)
             return -1;
-        snprintf(body, bn, "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\"}}", k64, e64);
+        snprintf(body, bn, "{\"create_request\":{%s}}", keys);
         return lg_url(url, n, o, "/v3/watch");
     }
     /* slipway: watch from the current resourceVersion, so no initial ADDED flood */
     char lurl[LG_URL_MAX];
-    if (lg_conn_init(&c, o, o->timeout) < 0 ||
+    if (bench_conn_init(&c, &o->http) < 0 ||
         lg_url(lurl, sizeof(lurl), o, LG_IS_PATH "?limit=1") < 0)
         goto done;
-    if (lg_conn_do(&c, "GET", lurl, NULL, 0) < 0 || c.status != 200 ||
-        lg_json_rv(c.resp, c.len, run->rv, sizeof(run->rv)) < 0) {
+    if (bench_conn_do(&c, "GET", lurl, NULL, NULL, 0) < 0 || c.status != 200 ||
+        lg_json_rv(&c.resp, run->rv, sizeof(run->rv)) < 0) {
         fprintf(stderr, "sw-loadgen: watch: cannot read the list resourceVersion\n");
         goto done;
     }
@@ -1163,32 +811,30 @@ static int lg_watch_prepare(struct lg_watch_run *run, char *url, size_t n, char 
     int len = snprintf(url, n, "%s" LG_IS_PATH "?watch=true&resourceVersion=%s", o->url, run->rv);
     rc = len > 0 && (size_t)len < n ? 0 : -1;
 done:
-    lg_conn_dispose(&c);
+    bench_conn_dispose(&c);
     return rc;
 }
 
 static void lg_watch_report(const struct lg_opts *o, struct lg_watcher *ws, int established,
                             uint64_t write_errors)
 {
-    struct lg_lat all = {0};
+    struct bench_lat all = {0};
     uint64_t events = 0, stray = 0;
     unsigned failed = 0;
     for (unsigned i = 0; i < o->watchers; i++) {
-        lg_lat_merge(&all, &ws[i].lat);
+        bench_lat_merge(&all, &ws[i].lat);
         events += ws[i].events;
         stray += ws[i].stray;
         failed += ws[i].failed;
     }
-    qsort(all.v, all.n, sizeof(*all.v), lg_cmp_i64);
     printf("mode=watch-latency target=%s watchers=%u established=%d writes=%llu "
            "write_errors=%llu events=%llu expected=%llu stray=%llu failed=%u p50_ms=%.3f "
            "p99_ms=%.3f max_ms=%.3f\n",
-           o->target == LG_ETCD ? "etcd" : "slipway", (unsigned)o->watchers, established,
-           (unsigned long long)o->writes, (unsigned long long)write_errors,
-           (unsigned long long)events, (unsigned long long)o->writes * o->watchers,
-           (unsigned long long)stray, failed, lg_lat_pct(&all, 0.50), lg_lat_pct(&all, 0.99),
-           all.n ? (double)all.v[all.n - 1] / 1e6 : 0);
-    free(all.v);
+           lg_target_name(o), (unsigned)o->watchers, established, (unsigned long long)o->writes,
+           (unsigned long long)write_errors, (unsigned long long)events,
+           (unsigned long long)o->writes * o->watchers, (unsigned long long)stray, failed,
+           bench_lat_pct(&all, 0.50, 0), bench_lat_pct(&all, 0.99, 0), bench_lat_pct(&all, 1, 0));
+    bench_lat_dispose(&all);
 }
 
 /* Streams stop: loop joined, handles detached, events decoded. */
@@ -1210,9 +856,9 @@ static void lg_watch_dispose(const struct lg_opts *o, struct lg_loop *l, struct 
         if (ws[i].curl)
             curl_easy_cleanup(ws[i].curl);
         curl_slist_free_all(ws[i].headers);
-        free(ws[i].buf);
-        free(ws[i].chunks);
-        free(ws[i].lat.v);
+        bench_ndjson_dispose(&ws[i].stream);
+        sw_free(ws[i].chunks);
+        bench_lat_dispose(&ws[i].lat);
     }
     if (l->multi)
         curl_multi_cleanup(l->multi);
@@ -1225,20 +871,20 @@ static void lg_watch_dispose(const struct lg_opts *o, struct lg_loop *l, struct 
 static int lg_run_watch(const struct lg_opts *o)
 {
     struct lg_watch_run run = {.o = o};
-    struct lg_watcher *ws = lg_alloc(o->watchers * sizeof(*ws));
+    struct lg_watcher *ws = sw_calloc(o->watchers, sizeof(*ws));
     struct lg_loop loop = {.ep = -1};
-    struct lg_conn wc = {0};
+    struct bench_conn wc = {0};
     char url[LG_URL_MAX], body[1024];
     bool joined = false;
     uint64_t write_errors = 0;
     int rc = -1, established = 0;
-    run.sent = lg_alloc(o->objects * sizeof(*run.sent));
+    run.sent = sw_calloc(o->objects, sizeof(*run.sent));
     atomic_init(&run.established, 0);
     atomic_init(&run.stop, 0);
     atomic_init(&run.last_rx, 0);
     if (o->writes > o->objects || lg_watch_prepare(&run, url, sizeof(url), body, sizeof(body)) < 0)
         goto done;
-    if (lg_conn_init(&wc, o, o->timeout) < 0 || lg_loop_init(&loop, &run) < 0)
+    if (bench_conn_init(&wc, &o->http) < 0 || lg_loop_init(&loop, &run) < 0)
         goto done;
     for (unsigned i = 0; i < o->watchers; i++) {
         if (lg_watcher_init(&ws[i], &run, url, body[0] ? body : NULL) < 0 ||
@@ -1248,13 +894,13 @@ static int lg_run_watch(const struct lg_opts *o)
     if (pthread_create(&loop.th, NULL, lg_loop_main, &loop) != 0)
         goto done;
     joined = true;
-    int64_t until = lg_now() + 10 * LG_NS_PER_SEC;
-    while (atomic_load(&run.established) < (int)o->watchers && lg_now() < until)
-        lg_sleep_until(lg_now() + 2000000);
+    int64_t until = bench_now() + 10 * BENCH_NS_PER_SEC;
+    while (atomic_load(&run.established) < (int)o->watchers && bench_now() < until)
+        bench_sleep_ns(2000000);
     established = atomic_load(&run.established);
-    lg_sleep_until(lg_now() + 300000000); /* let the streams settle */
+    bench_sleep_ns(300000000); /* let the streams settle */
     lg_watch_writer(&run, &wc, &write_errors);
-    lg_watch_drain(&run, ws, 5 * LG_NS_PER_SEC);
+    lg_watch_drain(&run, ws, 5 * BENCH_NS_PER_SEC);
     rc = 0;
 done:
     atomic_store(&run.stop, 1);
@@ -1265,23 +911,23 @@ done:
             rc = -1;
     }
     lg_watch_dispose(o, &loop, ws);
-    lg_conn_dispose(&wc);
-    free(run.sent);
-    free(ws);
+    bench_conn_dispose(&wc);
+    sw_free(run.sent);
+    sw_free(ws);
     return rc;
 }
 
 /* ---------- start: launch a server and time it to ready ---------- */
 
-static bool lg_ready(const struct lg_opts *o, struct lg_conn *c)
+static bool lg_ready(const struct lg_opts *o, struct bench_conn *c)
 {
     char url[LG_URL_MAX];
     bool etcd = o->target == LG_ETCD;
     if (lg_url(url, sizeof(url), o, etcd ? "/health" : "/readyz") < 0)
         return false;
-    if (lg_conn_do(c, "GET", url, NULL, 0) < 0 || c->status != 200)
+    if (bench_conn_do(c, "GET", url, NULL, NULL, 0) < 0 || c->status != 200)
         return false;
-    return !etcd || strstr(c->resp ? c->resp : "", "\"health\":\"true\"") != NULL;
+    return !etcd || strstr(sw_buf_cstr(&c->resp), "\"health\":\"true\"") != NULL;
 }
 
 /* Forks o->cmd (its stdout joined to stderr so callers capturing our stdout never wait on
@@ -1289,14 +935,16 @@ static bool lg_ready(const struct lg_opts *o, struct lg_conn *c)
  * (fork to ready); the server keeps running. On timeout the child is killed. */
 static int lg_run_start(const struct lg_opts *o)
 {
-    struct lg_conn c;
+    struct bench_conn c;
+    struct bench_conn_opts probe = o->http;
     int rc = -1, status;
-    if (lg_conn_init(&c, o, 1.0) < 0)
-        return -1;
+    probe.timeout = 1.0;
+    if (bench_conn_init(&c, &probe) < 0)
+        goto done;
     curl_easy_setopt(c.curl, CURLOPT_CONNECTTIMEOUT_MS, 500L);
     c.quiet = true;
     fflush(stdout);
-    int64_t t0 = lg_now();
+    int64_t t0 = bench_now();
     pid_t pid = fork();
     if (pid < 0)
         goto done;
@@ -1310,24 +958,24 @@ static int lg_run_start(const struct lg_opts *o)
     }
     printf("pid=%d\n", (int)pid); /* at once: if we are killed, the caller still knows it */
     fflush(stdout);
-    int64_t end = t0 + (int64_t)(o->timeout * LG_NS_PER_SEC);
-    while (lg_now() < end) {
+    int64_t end = t0 + (int64_t)(o->http.timeout * BENCH_NS_PER_SEC);
+    while (bench_now() < end) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
             fprintf(stderr, "sw-loadgen: start: %s exited before it was ready\n", o->cmd[0]);
             goto done;
         }
         if (lg_ready(o, &c)) {
-            printf("start_ms=%.1f\n", (double)(lg_now() - t0) / 1e6);
+            printf("start_ms=%.1f\n", (double)(bench_now() - t0) / 1e6);
             rc = 0;
             goto done;
         }
-        lg_sleep_until(lg_now() + 2000000);
+        bench_sleep_ns(2000000);
     }
-    fprintf(stderr, "sw-loadgen: start: %s not ready after %.0f s\n", o->cmd[0], o->timeout);
+    fprintf(stderr, "sw-loadgen: start: %s not ready after %.0f s\n", o->cmd[0], o->http.timeout);
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
 done:
-    lg_conn_dispose(&c);
+    bench_conn_dispose(&c);
     return rc;
 }
 
@@ -1384,36 +1032,17 @@ static void lg_usage(void)
             "  start ... -- CMD ARGS   launch CMD, print pid= and start_ms= once ready\n");
 }
 
-static int lg_opt_value(int argc, char **argv, int *i, const char **out)
-{
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "sw-loadgen: %s needs a value\n", argv[*i]);
-        return -1;
-    }
-    *out = argv[++*i];
-    return 0;
-}
-
 static int lg_opt_numeric(const char *flag, const char *v, struct lg_opts *o)
 {
-    const struct {
-        const char *name;
-        uint64_t *u; /* integer option, or */
-        double *d;   /* seconds or a rate */
-    } flags[] = {
+    const struct bench_numopt flags[] = {
         {"--inflight", &o->inflight, NULL}, {"--count", &o->count, NULL},
         {"--start", &o->start, NULL},       {"--objects", &o->objects, NULL},
         {"--limit", &o->limit, NULL},       {"--repeat", &o->repeat, NULL},
         {"--watchers", &o->watchers, NULL}, {"--writes", &o->writes, NULL},
         {"--n", &o->nports, NULL},          {"--duration", NULL, &o->duration},
-        {"--rate", NULL, &o->rate},         {"--timeout", NULL, &o->timeout},
+        {"--rate", NULL, &o->rate},         {"--timeout", NULL, &o->http.timeout},
     };
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-        if (strcmp(flag, flags[i].name) == 0)
-            return flags[i].u ? lg_parse_u64(v, 1ULL << 40, flags[i].u)
-                              : lg_parse_double(v, flags[i].d);
-    }
-    return -1;
+    return bench_numopt_set(flags, sizeof(flags) / sizeof(flags[0]), 1ULL << 40, flag, v);
 }
 
 static int lg_parse_args(int argc, char **argv, struct lg_opts *o)
@@ -1423,7 +1052,8 @@ static int lg_parse_args(int argc, char **argv, struct lg_opts *o)
     o->objects = 1000;
     o->watchers = o->rate = 100;
     o->writes = 500;
-    o->duration = o->timeout = 10;
+    o->duration = o->http.timeout = 10;
+    o->http.limit = LG_RESP_LIMIT;
     o->url = "http://127.0.0.1:6443";
     if (argc < 2)
         return -1;
@@ -1435,10 +1065,10 @@ static int lg_parse_args(int argc, char **argv, struct lg_opts *o)
             break;
         }
         if (strcmp(argv[i], "--insecure-tls") == 0) {
-            o->insecure_tls = true;
+            o->http.insecure_tls = true;
             continue;
         }
-        if (lg_opt_value(argc, argv, &i, &v) < 0)
+        if (bench_opt_value(argc, argv, &i, &v) < 0)
             return -1;
         if (strcmp(argv[i - 1], "--target") == 0) {
             if (strcmp(v, "etcd") != 0 && strcmp(v, "slipway") != 0)
@@ -1447,14 +1077,14 @@ static int lg_parse_args(int argc, char **argv, struct lg_opts *o)
         } else if (strcmp(argv[i - 1], "--url") == 0) {
             o->url = v;
         } else if (strcmp(argv[i - 1], "--token") == 0) {
-            o->token = v;
-        } else if (lg_opt_numeric(argv[i - 1], v, o) < 0) {
+            o->http.token = v;
+        } else if (lg_opt_numeric(argv[i - 1], v, o) != 0) {
             fprintf(stderr, "sw-loadgen: bad option %s %s\n", argv[i - 1], v);
             return -1;
         }
     }
     if (o->inflight < 1 || o->inflight > LG_MAX_WORKERS || o->watchers > LG_MAX_WATCHERS ||
-        o->objects < 1 || o->repeat < 1 || o->rate <= 0 || o->timeout <= 0)
+        o->objects < 1 || o->repeat < 1 || o->rate <= 0 || o->http.timeout <= 0)
         return -1;
     return 0;
 }
@@ -1463,22 +1093,21 @@ int main(int argc, char **argv)
 {
     struct lg_opts o;
     int rc = -1;
+    bench_set_prog("sw-loadgen");
     if (lg_parse_args(argc, argv, &o) < 0) {
         lg_usage();
         return 2;
     }
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    o.gen_base = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+    o.gen_base = (uint64_t)sw_time_now_micro();
     signal(SIGPIPE, SIG_IGN);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return 1;
     if (strcmp(o.mode, "create") == 0)
-        rc = lg_run_pool(&o, lg_create_main);
+        rc = lg_run_pool(&o, lg_create_job, NULL);
     else if (strcmp(o.mode, "update") == 0)
-        rc = lg_run_pool(&o, lg_update_main);
+        rc = lg_run_pool(&o, lg_update_job, lg_update_setup);
     else if (strcmp(o.mode, "get") == 0)
-        rc = lg_run_pool(&o, lg_get_main);
+        rc = lg_run_pool(&o, lg_get_job, NULL);
     else if (strcmp(o.mode, "list") == 0)
         rc = lg_run_list(&o);
     else if (strcmp(o.mode, "watch-latency") == 0)
