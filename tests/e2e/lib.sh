@@ -3,7 +3,8 @@
 # for /readyz and exports KUBECONFIG; an EXIT trap stops the server and its helpers and removes
 # the directory on every exit path. fail/expect_* print what was expected and what came, plus the
 # tail of the server log, and exit non-zero. sw_finish stops the server cleanly and checks its
-# exit status and log for sanitizer reports.
+# exit status and log for sanitizer reports. sw_api sends one request with the admin token and
+# sw_json reads a field of the JSON it answers.
 # shellcheck shell=bash disable=SC2034 # SW_* variables are read by the sourcing scripts
 
 set -u
@@ -228,4 +229,38 @@ sw_finish()
     pass "no sanitizer report in the server log"
     expect_eq "server exit status after SIGTERM" 0 "$rc"
     echo "PASS [$SW_NAME]: $SW_CHECKS checks"
+}
+
+# sw_api METHOD PATH [CURL ARGS...]: one request to the test server with the admin token; the
+# response body on stdout, curl's status as the return value.
+sw_api()
+{
+    local method=$1 path=$2
+    shift 2
+    curl -sSk --max-time 30 -X "$method" -H "Authorization: Bearer $SW_TOKEN" "$@" "$SW_URL$path"
+}
+
+# sw_json EXPR < JSON: prints the Python expression EXPR over the document o (a string as it is,
+# None as nothing, anything else as sorted JSON); at("a.b.0.c") walks dicts and lists and gives
+# None where the path ends early. A document that does not parse is {}; an EXPR that raises
+# prints nothing and returns 1.
+sw_json()
+{
+    python3 -c 'import json, sys
+try:
+    o = json.load(sys.stdin)
+except ValueError:
+    o = {}
+def at(path, d=None):
+    d = o if d is None else d
+    for k in path.split("."):
+        if isinstance(d, list) and k.isdigit() and int(k) < len(d):
+            d = d[int(k)]
+        elif isinstance(d, dict):
+            d = d.get(k)
+        else:
+            return None
+    return d
+v = eval(sys.argv[1])
+print("" if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1" 2>/dev/null
 }

@@ -4,7 +4,8 @@
 # enabled, optional htpasswd/token auth, TLS and notification endpoints); reg_stop stops one.
 # Images are built with umoci in one OCI layout under DIR (distinct content per call, so digests
 # differ) and pushed with skopeo. Every process started here is recorded in REG_PIDS; the
-# caller's EXIT trap calls reg_cleanup (it keeps $?), before removing DIR.
+# caller's EXIT trap calls reg_cleanup (it keeps $?), before removing DIR. reg_config,
+# reg_unpack (skopeo copy + umoci unpack) and reg_layer_entries read pushed images back.
 # shellcheck shell=bash disable=SC2034 # REG_* variables are read by the sourcing scripts
 
 REG_TMP=
@@ -349,4 +350,49 @@ reg_raw()
     local dest=$1
     shift
     skopeo inspect --tls-verify=false --raw "$@" "docker://$dest"
+}
+
+# reg_config DEST [skopeo inspect options...]: the image config (JSON) of a pushed tag.
+reg_config()
+{
+    local dest=$1
+    shift
+    skopeo inspect --config --tls-verify=false "$@" "docker://$dest"
+}
+
+# reg_unpack DEST DIR: copies a pushed image to the OCI layout DIR.oci (skopeo verifies every
+# blob) and unpacks it rootless into DIR (the files under DIR/rootfs).
+reg_unpack()
+{
+    rm -rf "$2" "$2.oci"
+    skopeo copy -q --src-tls-verify=false "docker://$1" "oci:$2.oci:t" >"$REG_TMP/skopeo.out" 2>&1 ||
+        reg__die "skopeo copy $1: $(cat "$REG_TMP/skopeo.out")"
+    umoci unpack --rootless --image "$2.oci:t" "$2" >"$REG_TMP/umoci.out" 2>&1 ||
+        reg__die "umoci unpack $1: $(cat "$REG_TMP/umoci.out")"
+}
+
+# reg_layer_entries LAYOUT: the tar headers of every layer of the layout's first image, one line
+# each: "TYPE PATH MODE UID:GID[ ->TARGET]" (TYPE f, d, l symlink, h hard link; MODE octal),
+# layers in manifest order. Shows what was recorded, which a rootless unpack cannot (owners).
+reg_layer_entries()
+{
+    python3 - "$1" <<'PY' || reg__die "cannot list the layers of $1"
+import io, json, os, subprocess, sys, tarfile
+layout = sys.argv[1]
+def blob(digest):
+    algo, hexd = digest.split(":", 1)
+    with open(os.path.join(layout, "blobs", algo, hexd), "rb") as f:
+        return f.read()
+index = json.load(open(os.path.join(layout, "index.json")))
+manifest = json.loads(blob(index["manifests"][0]["digest"]))
+for layer in manifest["layers"]:
+    data = blob(layer["digest"])
+    if layer["mediaType"].endswith("+zstd"):
+        data = subprocess.run(["zstd", "-dc"], input=data, stdout=subprocess.PIPE, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        for e in tar:
+            kind = "d" if e.isdir() else "l" if e.issym() else "h" if e.islnk() else "f"
+            target = " ->" + e.linkname if e.linkname else ""
+            print("%s %s %04o %d:%d%s" % (kind, e.name, e.mode, e.uid, e.gid, target))
+PY
 }
