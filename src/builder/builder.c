@@ -201,7 +201,8 @@ static int setup(bld *b)
         error = sw_client_new(&b->api, kc);
     sw_kubeconfig_free(kc);
     if (error == 0) {
-        sw_registry_opts ro = {.insecure_hosts = b->o->insecure_registries};
+        sw_registry_opts ro = {.insecure_hosts = b->o->insecure_registries,
+                               .stop = sw_builder_stop_requested};
         error = sw_registry_new(&b->reg, &ro);
     }
     return error;

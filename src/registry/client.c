@@ -61,6 +61,7 @@ int sw_registry_new(sw_registry **out, const sw_registry_opts *o)
     r->timeout_ms = (o && o->timeout_ms > 0) ? o->timeout_ms : 30000;
     r->max_per_host = (o && o->max_per_host > 0) ? o->max_per_host : 16;
     r->retries = (o && o->retries != 0) ? (o->retries < 0 ? 0 : o->retries) : 3;
+    r->stop = o ? o->stop : NULL;
     copy_insecure(r, o ? o->insecure_hosts : NULL);
     pthread_mutex_init(&r->mu, NULL);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)

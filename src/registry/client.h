@@ -22,6 +22,7 @@ typedef struct sw_registry_opts {
     int timeout_ms;                    /* per request, default 30000 */
     int max_per_host;                  /* concurrent requests per registry host, default 16 */
     int retries;                       /* for 429/5xx/transient network errors, default 3 */
+    bool (*stop)(void);                /* NULL, or true when waits between retries must end now */
 } sw_registry_opts;
 
 /* o may be NULL (all defaults); zero fields take their default, retries < 0 means none. */

@@ -18,6 +18,7 @@
 #define REG_WAIT_BUDGET_MS 10000 /* total sleep (Retry-After, backoff) per call */
 #define REG_BACKOFF_BASE_MS 200  /* first retry delay, doubled per attempt */
 #define REG_BACKOFF_MAX_MS 2000
+#define REG_STOP_POLL_MS 100     /* how often a retry wait checks opts.stop */
 #define REG_TOKEN_CACHE_MAX 4096
 
 enum { REG_SCHEME_UNKNOWN = 0, REG_SCHEME_HTTPS = 1, REG_SCHEME_HTTP = 2 };
@@ -50,6 +51,7 @@ struct sw_registry {
     pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
     char **insecure; /* NULL-terminated copy of opts.insecure_hosts */
     int timeout_ms, max_per_host, retries;
+    bool (*stop)(void); /* opts.stop: ends a Retry-After or backoff wait early */
     uint64_t st_heads, st_sessions, st_mounts, st_bytes, st_manifests; /* push.c, __atomic */
 };
 

@@ -506,6 +506,20 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
+/* Waits ms between attempts, in slices, so a stop request (r->stop) ends it early: true then. */
+static bool wait_or_stop(const sw_registry *r, int64_t ms)
+{
+    for (;;) {
+        if (r->stop && r->stop())
+            return true;
+        if (ms <= 0)
+            return false;
+        int64_t slice = ms < REG_STOP_POLL_MS ? ms : REG_STOP_POLL_MS;
+        sleep_ms(slice);
+        ms -= slice;
+    }
+}
+
 static bool tls_verify_failure(CURLcode c)
 {
     return c == CURLE_PEER_FAILED_VERIFICATION || c == CURLE_SSL_CACERT_BADFILE ||
@@ -554,7 +568,8 @@ int sw_registry__perform(reg_call *cx, const reg_req *req, reg_resp *resp)
         if (wait > cx->wait_budget_ms)
             wait = cx->wait_budget_ms;
         cx->wait_budget_ms -= wait;
-        sleep_ms(wait);
+        if (wait_or_stop(cx->r, wait))
+            break; /* the answer so far is the error */
     }
     if (resp->code != CURLE_OK || resp->too_large)
         return transport_error(cx, req, resp);

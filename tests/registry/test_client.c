@@ -1,8 +1,9 @@
 /* Unit tests for src/registry/client against an in-process fake registry (libmicrohttpd on
  * 127.0.0.1): plain-http fallback of insecure hosts, Accept list, digest verification, size
- * caps, 404/403, 429 with Retry-After, 5xx retries, timeouts, bearer tokens (cache, basic
- * credentials to the token server), basic auth, secrets kept out of messages, Link paging,
- * blob redirects and the per-host concurrency limit. The real registry: test_live.c. */
+ * caps, 404/403, 429 with Retry-After (a stop request ends the wait), 5xx retries, timeouts,
+ * bearer tokens (cache, basic credentials to the token server), basic auth, secrets kept out of
+ * messages, Link paging, blob redirects and the per-host concurrency limit. The real registry:
+ * test_live.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -487,6 +488,29 @@ static void test_client__retries(void **state)
     assert_int_equal(atomic_load(&F.hits), 2);
 }
 
+static bool stop_now(void)
+{
+    return true;
+}
+
+/* opts.stop ends the Retry-After wait at once; the 429 is the error. */
+static void test_client__stop_ends_retry_wait(void **state)
+{
+    (void)state;
+    sw_registry *r;
+    sw_registry_opts o = {.timeout_ms = 5000, .stop = stop_now};
+    assert_int_equal(sw_registry_new(&r, &o), 0);
+    sw_ref ref = ref_of("limited/app:v1");
+    char digest[80];
+    int64_t t0 = sw_time_mono_ms();
+    assert_int_equal(sw_registry_head_manifest(r, &insecure, &ref, digest, NULL, NULL),
+                     SW_EUNAVAILABLE);
+    assert_true(sw_time_mono_ms() - t0 < 900);
+    assert_non_null(strstr(sw_error_msg(), "429 Too Many Requests after 1 attempt"));
+    assert_int_equal(atomic_load(&F.hits), 1);
+    sw_registry_free(r);
+}
+
 static void test_client__unreachable_and_timeout(void **state)
 {
     sw_registry *r = *state;
@@ -683,6 +707,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client__oversized, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__not_found_and_forbidden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client__stop_ends_retry_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__unreachable_and_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__bearer_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__basic_auth, setup, teardown),

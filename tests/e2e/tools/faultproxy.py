@@ -12,7 +12,7 @@ its query) and that has faults left applies:
   --rule MODE COUNT REGEX   COUNT: how many matching requests get the fault ("always": all)
 
 MODE is one of
-  429        answer 429 Too Many Requests with Retry-After: 1
+  429        answer 429 Too Many Requests with Retry-After: 1 (429:N: Retry-After: N)
   500, 503   answer that status with a distribution error body
   baddigest  a GET answered 200 by the upstream gets its body changed (one extra byte) while
              Docker-Content-Digest stays the upstream's, so the digest no longer matches
@@ -45,6 +45,9 @@ OVERSIZE_BYTES = 1200 * 1024
 
 class Rule:
     def __init__(self, mode, count, regex):
+        self.retry_after = "1"
+        if mode.startswith("429:") and mode[4:].isdigit():
+            mode, self.retry_after = "429", mode[4:]
         if mode not in MODES:
             raise ValueError("unknown mode %r (one of %s)" % (mode, ", ".join(MODES)))
         self.mode = mode
@@ -148,7 +151,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         mode = rule.mode if rule else None
         if mode == "429":
             return self.error_reply(429, "TOOMANYREQUESTS", "too many requests",
-                                    [("Retry-After", "1")], mode)
+                                    [("Retry-After", rule.retry_after)], mode)
         if mode in ("500", "503"):
             return self.error_reply(int(mode), "UNAVAILABLE", "injected failure", [], mode)
         if mode == "badauth":
