@@ -81,6 +81,7 @@ static void remove_tree(const char *dir)
 
 /* The argument vector; strings point into files[] and the build, which outlive the spawn. */
 typedef struct spawn_args {
+    const char *path; /* what is executed; argv[0] is what `ps` shows */
     char *argv[MAX_ARGS + 1];
     int argc;
     char token[PATH_MAX], ca[PATH_MAX], push[PATH_MAX], pull[PATH_MAX], work[PATH_MAX];
@@ -111,7 +112,9 @@ static int prepare(proc_strategy *ps, proc_run *r, const json_t *build, const ch
         error = sw_error_set(SW_ERROR, "cannot create %s: %s", a->work, strerror(errno));
     if (error < 0)
         return error;
-    arg(a, ps->bin);
+    /* /proc/self/exe keeps working even when the binary is rebuilt under a running server */
+    a->path = ps->bin;
+    arg(a, strcmp(ps->bin, "/proc/self/exe") ? ps->bin : "slipway");
     arg(a, "builder");
     arg(a, "--server");
     arg(a, env->server);
@@ -166,11 +169,11 @@ static int spawn(proc_run *r, spawn_args *a, int wfd)
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                         POSIX_SPAWN_SETPGROUP);
-    int rc = posix_spawn(&r->pid, a->argv[0], &fa, &attr, a->argv, environ);
+    int rc = posix_spawn(&r->pid, a->path, &fa, &attr, a->argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
-        return sw_error_set(SW_ERROR, "cannot start the builder %s: %s", a->argv[0], strerror(rc));
+        return sw_error_set(SW_ERROR, "cannot start the builder %s: %s", a->path, strerror(rc));
     return 0;
 }
 
