@@ -54,7 +54,7 @@ int sw_tar_add(sw_tar *t, const sw_tar_entry *e);
 size_t sw_tar_count(const sw_tar *t);
 
 /* Writes the archive: entries sorted by path bytes (so parents precede children), then two
- * zero blocks. mtime is the epoch every entry gets (SOURCE_DATE_EPOCH, 0 when unset), in
+ * zero blocks. mtime is the epoch given to every entry (SOURCE_DATE_EPOCH, 0 when unset), in
  * 0..SW_TAR_MAX_MTIME. A hard link whose target sorts after it is written the other way
  * round (the first of the group in path order carries the data, the rest link to it), so
  * extraction works in one pass. Source files are opened at write time: one that is missing,
