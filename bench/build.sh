@@ -288,7 +288,8 @@ measure_slipway() {
         mkbc "bench-$comp-$round" "$REG/slipway/$comp-$round:latest"
         builder "sw_${comp}_cold" "bench-$comp-$round" "$comp"
         builder "sw_${comp}_again" "bench-$comp-$round" "$comp"
-        if ! grep -q 'unchanged, reused from the previous image' "$TMP/sw_${comp}_again.log"; then
+        if ! grep -qE 'unchanged, reused from the previous image|unchanged input: reusing' \
+            "$TMP/sw_${comp}_again.log"; then
             R[sw_${comp}_again.note]="the $comp layer was NOT reused"
         fi
         layer_size "sw_$comp" "slipway/$comp-$round:latest"

@@ -3,7 +3,10 @@
  * the layers, then compress each one straight into its registry upload, or reuse it from the
  * previous image when its diff_id is unchanged), PushImage (base layers present / mounted /
  * copied, then config and manifest). Every failure is reported with an OpenShift reason before
- * returning. Design: docs/builds.md ("The builder"). */
+ * returning. A binary build records an input digest (the upload's, the Dockerfile, base, args,
+ * env, labels, epoch, compression, builder version) in the manifest's annotations; when the image
+ * at the output already carries the same one, the build reuses it without fetching the source.
+ * Design: docs/builds.md ("The builder"). */
 #include "builder/builder.h"
 
 #include "builder/assemble.h"
@@ -42,6 +45,12 @@
 #define UPLOAD_ATTEMPTS 3
 #define AUTH_FILE_MAX (1u << 20)
 #define MSG_MAX 2048
+#define SOURCE_DIGEST_KEY "build.slipway.dev/source-digest" /* on the Build (the server's) */
+#define INPUT_DIGEST_KEY "build.slipway.dev/input-digest"   /* on the manifest */
+#define BASE_IMAGE_KEY "build.slipway.dev/base-image"       /* on the manifest: FROM as written */
+#ifndef SW_VERSION
+#define SW_VERSION "0"
+#endif
 
 static volatile sig_atomic_t g_stop;
 
@@ -74,8 +83,12 @@ typedef struct bld {
     int64_t epoch;
     sw_compress_kind compression;
     bool no_cache;
+    const char *source_digest;               /* binary builds: the upload's sha256, or NULL */
+    char input_digest[SW_SHA256_DIGEST_BUF]; /* "" unless source_digest */
     /* base image */
     bool scratch;
+    char base_name[600];  /* as the Dockerfile or dockerStrategy.from names it */
+    char base_digest[80]; /* its (platform) manifest's digest */
     sw_ref base;
     char *base_config;
     size_t base_config_len;
@@ -423,13 +436,27 @@ static int apply_dockerignore(bld *b)
     return error < 0 ? wrapf(error, ".dockerignore") : 0;
 }
 
+static bool binary_source(const bld *b)
+{
+    return sw_str_eq(spec_str(b, "source.type"), "Binary") ||
+           sw_json_at(b->build, "spec.source.binary");
+}
+
+/* The upload's digest the server recorded on a binary Build, or NULL. */
+static const char *binary_source_digest(const bld *b)
+{
+    const char *d = json_string_value(
+        json_object_get(sw_json_at(b->build, "metadata.annotations"), SOURCE_DIGEST_KEY));
+    return binary_source(b) && d && sw_sha256_digest_valid(d) ? d : NULL;
+}
+
 static int fetch_inputs(bld *b)
 {
     const char *type = spec_str(b, "source.type");
     const char *ctx = spec_str(b, "source.contextDir");
     int64_t t0 = now_ms();
     int error = sw_source_new(&b->src, b->spool);
-    if (error == 0 && (sw_str_eq(type, "Binary") || sw_json_at(b->build, "spec.source.binary"))) {
+    if (error == 0 && binary_source(b)) {
         error = because(b, SW_REASON_FETCH_SOURCE, fetch_binary(b));
         sw_report_step(b->rep, SW_STEP_FETCH_BINARY, t0, now_ms());
     } else if (error == 0 && (sw_str_eq(type, "Git") || spec_str(b, "source.git.uri"))) {
@@ -528,6 +555,7 @@ static int fetch_base(bld *b, const char *name)
         total += (uint64_t)d->size;
     }
     human(total, size, sizeof(size));
+    sw_strlcpy(b->base_digest, digest, sizeof(b->base_digest));
     say(b, "Base image %s@%s: %zu layer(s), %s (config and manifest only)", ref, digest, b->nbase,
         size);
     sw_manifest_free(m);
@@ -554,6 +582,7 @@ static int pull_images(bld *b)
     if (!name || !*name)
         return because(b, SW_REASON_IMAGE, sw_error_set(SW_EINVALID, "no base image"));
     say(b, "STEP 1: FROM %s", name);
+    sw_strlcpy(b->base_name, name, sizeof(b->base_name));
     b->scratch = !strcmp(name, "scratch");
     if (b->scratch)
         return 0;
@@ -627,6 +656,100 @@ static void load_cache(bld *b)
     sw_image_config_free(cfg);
     sw_manifest_free(m);
     sw_free(config);
+}
+
+/* ---- unchanged input ---- */
+
+static json_t *strv_json(char **v)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; v && v[i]; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+/* "scratch" or name@digest (the base's manifest digest). */
+static void base_key(const char *name, const char *digest, char *out, size_t n)
+{
+    if (!strcmp(name, "scratch"))
+        sw_strlcpy(out, name, n);
+    else
+        snprintf(out, n, "%s@%s", name, digest);
+}
+
+/* The input digest of a binary build on base (base_key()): sha256 of a canonical JSON of what
+ * determines the image. A Dockerfile in the upload is covered by the upload's digest. "" if the
+ * JSON is too large. */
+static void input_digest(const bld *b, const char *base, char out[SW_SHA256_DIGEST_BUF])
+{
+    const json_t *spec = json_object_get(b->build, "spec");
+    char *text = NULL;
+    size_t len = 0;
+    json_t *j = json_pack(
+        "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:O?, s:s, s:o, s:o, s:O?, s:I, s:s}", "builder",
+        SW_VERSION, "source", b->source_digest, "dockerfile", spec_str(b, "source.dockerfile"),
+        "dockerfilePath", spec_str(b, "strategy.dockerStrategy.dockerfilePath"), "contextDir",
+        spec_str(b, "source.contextDir"), "asFile", spec_str(b, "source.binary.asFile"),
+        "revision", sw_json_at(spec, "revision"), "base", base, "buildArgs",
+        strv_json(b->build_args), "env", strv_json(b->env), "imageLabels",
+        sw_json_at(spec, "output.imageLabels"), "epoch", (json_int_t)b->epoch, "compression",
+        sw_compress_kind_name(b->compression));
+    out[0] = '\0';
+    if (j && sw_oci_json_canonical(j, &text, &len) == 0)
+        sw_sha256_digest(text, len, out);
+    sw_free(text);
+    json_decref(j);
+}
+
+/* The digest of base image name now (its platform manifest), into digest. */
+static int base_now(bld *b, const char *name, char digest[80])
+{
+    sw_registry_call call = {.creds = b->pull_creds};
+    sw_manifest *m = NULL;
+    sw_ref ref;
+    int error = sw_ref_parse(name, &ref);
+    if (error == 0)
+        error = platform_manifest(b, &call, &ref, &m, digest);
+    sw_manifest_free(m);
+    return error;
+}
+
+/* A manifest annotation of body (a JSON manifest), or NULL. */
+static const char *annotation(const json_t *m, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(m, "annotations"), key));
+}
+
+/* Whether the image at the output was built from the same input, by its manifest's annotations
+ * (the base's tag is resolved again). digest receives its manifest digest on a match. Anything
+ * missing or unreadable only means a real build. */
+static bool unchanged_input(bld *b, char digest[80])
+{
+    sw_registry_call call = {.creds = b->push_creds};
+    char *body = NULL, media[128], base[700], bdigest[80] = "", want[SW_SHA256_DIGEST_BUF];
+    size_t len = 0;
+    json_t *m = NULL;
+    bool hit = false;
+    if (!b->source_digest || b->no_cache || !b->push)
+        return false;
+    if (sw_registry_get_manifest(b->reg, &call, &b->out, &body, &len, media, digest) < 0 ||
+        strcmp(media, SW_OCI_MEDIA_MANIFEST) || sw_json_parse(body, len, 16, 0, &m) < 0)
+        goto done;
+    const char *have = annotation(m, INPUT_DIGEST_KEY), *name = annotation(m, BASE_IMAGE_KEY);
+    const char *from = sw_json_str_at(b->build, "spec.strategy.dockerStrategy.from.name");
+    if (!have || !name || !*name || (from && strcmp(from, name)))
+        goto done;
+    if (strcmp(name, "scratch") && base_now(b, name, bdigest) < 0)
+        goto done;
+    base_key(name, bdigest, base, sizeof(base));
+    input_digest(b, base, want);
+    hit = want[0] && !strcmp(want, have);
+done:
+    if (!hit)
+        digest[0] = '\0';
+    sw_free(body);
+    json_decref(m);
+    return hit;
 }
 
 /* ---- Build: layers ---- */
@@ -738,11 +861,19 @@ static int build_layer(bld *b, const sw_assemble_step *st)
 
 static int new_image(bld *b)
 {
+    int error = 0;
     if (b->scratch)
-        return sw_oci_image_new(&b->img, NULL, NULL, b->epoch);
-    int error = sw_oci_image_new_from_base(&b->img, b->base_config, b->base_config_len,
+        sw_oci_image_new(&b->img, NULL, NULL, b->epoch);
+    else
+        error = sw_oci_image_new_from_base(&b->img, b->base_config, b->base_config_len,
                                            b->base_layers, b->nbase, b->epoch);
-    return error < 0 ? wrapf(error, "base image config") : 0;
+    if (error < 0)
+        return wrapf(error, "base image config");
+    if (b->input_digest[0])
+        error = sw_oci_image_set_annotation(b->img, INPUT_DIGEST_KEY, b->input_digest);
+    if (error == 0 && b->input_digest[0])
+        error = sw_oci_image_set_annotation(b->img, BASE_IMAGE_KEY, b->base_name);
+    return error;
 }
 
 static int plan(bld *b)
@@ -864,26 +995,35 @@ static void progress(bld *b)
 /* The stages; returns the first failure. digest receives the image's manifest digest. */
 static int stages(bld *b, char *digest)
 {
+    char base[700];
     sw_report_stage_begin(b->rep, SW_STAGE_FETCH_INPUTS, now_ms());
-    int error = fetch_inputs(b);
-    if (error == 0)
-        error = because(b, SW_REASON_GENERIC, options(b));
-    if (error == 0)
-        error = because(b, SW_REASON_BUILD, parse_dockerfile(b));
-    for (size_t i = 0; error == 0 && i < sw_dockerfile_warning_count(b->df); i++)
-        say(b, "warning: %s", sw_dockerfile_warning(b->df, i));
+    int error = because(b, SW_REASON_GENERIC, options(b));
     if (error == 0)
         error = because(b, SW_REASON_OUTPUT, resolve_output(b));
     if (error == 0)
         error = because(b, SW_REASON_PUSH, load_creds(b->o->push_auth, &b->push_creds));
     if (error == 0)
         error = because(b, SW_REASON_PULL, load_creds(b->o->pull_auth, &b->pull_creds));
+    if (error == 0 && unchanged_input(b, digest)) {
+        say(b, "unchanged input: reusing %s@%s", b->out_name, digest);
+        return 0;
+    }
+    if (error == 0)
+        error = fetch_inputs(b);
+    if (error == 0)
+        error = because(b, SW_REASON_BUILD, parse_dockerfile(b));
+    for (size_t i = 0; error == 0 && i < sw_dockerfile_warning_count(b->df); i++)
+        say(b, "warning: %s", sw_dockerfile_warning(b->df, i));
     if (error < 0 || g_stop)
         return error < 0 ? error : stopped();
     sw_report_stage_begin(b->rep, SW_STAGE_PULL_IMAGES, now_ms());
     error = pull_images(b);
     if (error < 0 || g_stop)
         return error < 0 ? error : stopped();
+    if (b->source_digest) {
+        base_key(b->base_name, b->base_digest, base, sizeof(base));
+        input_digest(b, base, b->input_digest);
+    }
     sw_report_stage_begin(b->rep, SW_STAGE_BUILD, now_ms());
     progress(b);
     error = build_stage(b);
@@ -980,6 +1120,8 @@ int sw_builder_run(const sw_builder_opts *o)
                         sw_client_get(b.api, &res_builds, o->ns, o->build, &b.build));
     if (error == 0)
         say(&b, "Build %s/%s", o->ns, o->build);
+    if (error == 0)
+        b.source_digest = binary_source_digest(&b);
     if (error == 0)
         error = stages(&b, digest);
     error = finish(&b, error, digest);

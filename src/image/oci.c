@@ -24,7 +24,8 @@ struct sw_oci_image {
     json_t *cfg;         /* the config object */
     sw_oci_desc *layers; /* one per rootfs.diff_ids entry */
     size_t nlayers, cap;
-    char created[32]; /* RFC 3339 */
+    char created[32];    /* RFC 3339 */
+    json_t *annotations; /* the manifest's, or NULL */
 };
 
 const char *sw_oci_layer_media_type(sw_compress_kind k)
@@ -133,6 +134,7 @@ void sw_oci_image_free(sw_oci_image *img)
     if (!img)
         return;
     json_decref(img->cfg);
+    json_decref(img->annotations);
     sw_free(img->layers);
     sw_free(img);
 }
@@ -579,6 +581,18 @@ int sw_oci_image_config(const sw_oci_image *img, sw_oci_format fmt, char **json,
     return 0;
 }
 
+int sw_oci_image_set_annotation(sw_oci_image *img, const char *key, const char *value)
+{
+    if (!key || !*key)
+        return bad_utf8("a manifest annotation's key");
+    json_t *v = utf8(value);
+    if (!img->annotations)
+        img->annotations = json_object();
+    if (!v || json_object_set_new(img->annotations, key, v) < 0)
+        return bad_utf8("a manifest annotation"); /* set_new releases v on failure */
+    return 0;
+}
+
 /* The media type a layer gets in a manifest of fmt, or NULL when fmt cannot carry it. */
 static const char *layer_type_for(const char *mt, sw_oci_format fmt)
 {
@@ -614,6 +628,8 @@ int sw_oci_image_manifest(const sw_oci_image *img, sw_oci_format fmt, char **jso
     m = json_pack("{s:i, s:s, s:o, s:O}", "schemaVersion", 2, "mediaType",
                   docker ? SW_DOCKER_MEDIA_MANIFEST : SW_OCI_MEDIA_MANIFEST, "config",
                   desc_json(cd.media_type, &cd), "layers", layers);
+    if (json_object_size(img->annotations))
+        json_object_set(m, "annotations", img->annotations);
     error = sw_oci_json_canonical(m, json, len);
     if (error < 0)
         goto done;

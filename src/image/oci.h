@@ -89,6 +89,11 @@ int sw_oci_image_add_history(sw_oci_image *img, const char *created_by);
 size_t sw_oci_image_layer_count(const sw_oci_image *img);
 const sw_oci_desc *sw_oci_image_layer(const sw_oci_image *img, size_t i);
 
+/* Sets an annotation of the manifest (replacing one of the same key); the manifest gets an
+ * "annotations" object once one is set. SW_EINVALID for an empty key or a key or value that
+ * is not UTF-8. */
+int sw_oci_image_set_annotation(sw_oci_image *img, const char *key, const char *value);
+
 /* The canonical config blob (sw_malloc'd, NUL-terminated, *len without the NUL) and its
  * descriptor (the media type follows fmt; the bytes do not). */
 int sw_oci_image_config(const sw_oci_image *img, sw_oci_format fmt, char **json, size_t *len,

@@ -7,7 +7,12 @@
 extern const sw_kind sw_kind_buildconfig;
 extern const sw_kind sw_kind_build;
 
-/* Creates the next Build of BuildConfig ns/bc from a BuildRequest (lastVersion bumped first). */
+/* A binary Build's annotation: "sha256:<hex>" of the uploaded source (the builder's input
+ * digest covers it). */
+#define SW_BUILD_SOURCE_DIGEST_ANNOTATION "build.slipway.dev/source-digest"
+
+/* Creates the next Build of BuildConfig ns/bc from a BuildRequest (lastVersion bumped first);
+ * the request's metadata.annotations are added to the Build's (never replacing its own). */
 int sw_build_instantiate(sw_objects *o, const char *ns, const char *bc, const json_t *req,
                          json_t **out);
 

@@ -158,7 +158,10 @@ static int generate(sw_objects *o, const char *ns, const char *bc_name, const js
             spec = json_deep_copy(sw_json_at(saved, "spec"));
         apply_request(spec, req);
         json_t *build = new_build(saved, spec, number);
+        json_t *ann = sw_json_at(req, "metadata.annotations");
         spec = NULL;
+        if (json_is_object(ann)) /* the request's annotations, never over the Build's own */
+            json_object_update_missing(sw_json_at(build, "metadata.annotations"), ann);
         error = o->create(o, &sw_kind_build, build, out);
         json_decref(build);
     }

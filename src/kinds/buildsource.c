@@ -1,11 +1,15 @@
 /* buildsource: binary build sources. buildconfigs/<bc>/instantiatebinary takes a streamed upload
  * (kept by the HTTP layer in a file), starts a build as instantiate does, and keeps the upload as
- * <data dir>/sources/<ns>/<build>; builds/<n>/source serves it to the builder. */
+ * <data dir>/sources/<ns>/<build>; builds/<n>/source serves it to the builder. The Build
+ * carries the upload's sha256 as an annotation, so a builder can tell an unchanged input. */
 #include "kinds/build.h"
+
+#include "image/tarread.h"
 
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/sha256.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -30,11 +34,75 @@ static int source_path(const sw_kind_ctx *ctx, const char *ns, const char *name,
     return 0;
 }
 
+/* "sha256:<hex>" of the uploaded file, streamed. */
+static int file_digest(const char *path, char out[SW_SHA256_DIGEST_BUF])
+{
+    char buf[65536];
+    sw_sha256 h;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "cannot read the uploaded source: %s", strerror(errno));
+    sw_sha256_init(&h);
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int error = sw_error_set(SW_ERROR, "cannot read the uploaded source: %s",
+                                     strerror(errno));
+            sw_sha256_dispose(&h);
+            close(fd);
+            return error;
+        }
+        if (n == 0)
+            break;
+        sw_sha256_update(&h, buf, (size_t)n);
+    }
+    close(fd);
+    sw_sha256_final_digest(&h, out);
+    return 0;
+}
+
+/* A tar upload's digest over what the build sees — each entry's path, type, mode, owner, link
+ * and contents, in archive order — but not its timestamps, so re-uploading touched files (or
+ * the same tree from another tar tool run) keeps the digest, as it keeps the image's. */
+static int hash_entry(void *payload, const sw_tar_entry *e)
+{
+    sw_sha256 *h = payload;
+    char head[600], content[SW_SHA256_DIGEST_BUF] = "";
+    if (e->type == SW_TAR_REG && !e->src_path)
+        sw_sha256_digest(e->data, e->data_len, content);
+    int n = snprintf(head, sizeof(head), "%s%c%d%c%o%c%u:%u%c%s%c%zu%c%s%c", e->path, 0,
+                     (int)e->type, 0, e->mode, 0, e->uid, e->gid, 0, e->link ? e->link : "", 0,
+                     e->data_len, 0, content, 0);
+    if (n > 0)
+        sw_sha256_update(h, head, (size_t)n < sizeof(head) ? (size_t)n : sizeof(head) - 1);
+    return 0;
+}
+
+static int source_digest(const char *path, bool as_file, char out[SW_SHA256_DIGEST_BUF])
+{
+    sw_sha256 h;
+    sw_tarread_opts opts = SW_TARREAD_OPTS_INIT;
+    opts.on_entry = hash_entry;
+    opts.payload = &h;
+    if (as_file)
+        return file_digest(path, out);
+    sw_sha256_init(&h);
+    int error = sw_tarread_add_file(NULL, path, &opts, NULL);
+    if (error < 0) {
+        sw_sha256_dispose(&h);
+        return file_digest(path, out); /* not a tar (or a broken one): the bytes themselves */
+    }
+    sw_sha256_final_digest(&h, out);
+    return 0;
+}
+
 int sw_build_bc_instantiatebinary(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                                   sw_subresp *out)
 {
     json_t *bc = NULL, *req = NULL;
-    char path[4096];
+    char path[4096], digest[SW_SHA256_DIGEST_BUF];
     if (strcmp(r->method, "POST"))
         return sw_error_set(SW_EMETHOD, "instantiatebinary takes a POSTed body");
     if (!r->body_file)
@@ -45,10 +113,15 @@ int sw_build_bc_instantiatebinary(const sw_kind_ctx *ctx, sw_objects *o, const s
                              "BuildConfig %s/%s has no Binary source: set spec.source.type to "
                              "Binary to start builds from uploaded files",
                              r->ns, r->name);
+    const char *as_file_q = r->query(r->conn, "asFile");
+    if (error == 0)
+        error = source_digest(r->body_file, as_file_q && *as_file_q, digest);
     if (error == 0) {
-        const char *as_file = r->query(r->conn, "asFile");
+        const char *as_file = as_file_q;
         const char *commit = r->query(r->conn, "revision.commit");
-        req = json_pack("{s:[{s:s}]}", "triggeredBy", "message", "Manually triggered");
+        req = json_pack("{s:[{s:s}], s:{s:{s:s}}}", "triggeredBy", "message",
+                        "Manually triggered", "metadata", "annotations",
+                        SW_BUILD_SOURCE_DIGEST_ANNOTATION, digest);
         if (as_file && *as_file) {
             if (strchr(as_file, '/') || !strcmp(as_file, "..") || !strcmp(as_file, "."))
                 error = sw_error_set(SW_EBADREQUEST, "asFile must be a file name: %.200s",

@@ -10,7 +10,9 @@
 # labels, --chown/--chmod, ADD of a local archive), a single-file upload (asFile), an inline
 # Dockerfile on an imported base image (base layers mounted, never uploaded), a local git
 # repository at a tag with contextDir, the same input twice (and every mtime touched) giving the
-# same digest with and without layer reuse, zstd layers, and failures reported through details
+# same image with and without layer reuse, an unchanged upload reusing the output image without
+# fetching the source (its input digest, in the manifest's annotations, is unchanged) and a
+# changed file or noCache building again, zstd layers, and failures reported through details
 # with nothing pushed: RUN, an unknown instruction, COPY ../x, a symlink out of the context, a
 # malformed and a non-tar upload; SIGTERM mid-build exits 143. Scratch dirs are removed.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -288,22 +290,50 @@ expect_contains "ADD unpacks the archive, keeping its owners" "f opt/vendor/lib/
 expect_eq "one layer per COPY/ADD (WORKDIR /app exists)" 3 \
     "$(skopeo inspect --tls-verify=false "docker://$REG/test/app:v1" | jq_py 'len(o["Layers"])')"
 
-# ---- 2. same input again: same digest, with and without layer reuse ----
+# ---- 2. same input again: same image with and without layer reuse; unchanged input ----
 
+# source_gets BUILD: how many times the server served BUILD's uploaded source.
+source_gets() { grep -c "GET /apis/build.openshift.io/v1/namespaces/$NS/builds/$1/source " "$SW_LOG"; }
+SRC_KEY='build.slipway.dev/source-digest'
+IN_KEY='build.slipway.dev/input-digest'
+
+expect_match "the Build carries the upload's content digest" "^sha256:[0-9a-f]{64}$" \
+    "$(build_get app-1 "at('metadata.annotations')['$SRC_KEY']")"
+expect_match "the manifest carries the input digest" "^sha256:[0-9a-f]{64}$" \
+    "$(reg_raw "$REG/test/app:v1" | jq_py "at('annotations')['$IN_KEY']")"
+expect_eq "a real build fetches its source once" 1 "$(source_gets app-1)"
+D1=$(reg_digest "$REG/test/app:v1")
 find "$CTX" -exec touch -h -d '2001-02-03 04:05:06' {} +
 tar -C "$CTX" -cf "$SW_TMP/ctx2.tar" .
 cmp -s "$SW_TMP/ctx.tar" "$SW_TMP/ctx2.tar" && fail "touching the files did not change the upload"
 B=$(start_binary app "$SW_TMP/ctx2.tar")
-patch_build "$B" '{"spec": {"strategy": {"dockerStrategy": {"noCache": true}}}}'
-builder_ok "rebuild without reuse (noCache)" "$B"
-expect_match "noCache: layers compressed again" 'layer sha256:.*uploaded in' "$OUT"
+expect_eq "touched upload: same content digest (timestamps do not count)" \
+    "$(build_get app-1 "at('metadata.annotations')['$SRC_KEY']")" \
+    "$(build_get "$B" "at('metadata.annotations')['$SRC_KEY']")"
+builder_ok "rebuild of the touched upload" "$B"
+expect_contains "touched upload: unchanged input, the image is reused" \
+    "unchanged input: reusing $REG/test/app:v1@$D1" "$OUT"
+expect_eq "touched upload: the source is never fetched" 0 "$(source_gets "$B")"
 expect_eq "same input, every mtime touched: same digest" "$D1" "$(reg_digest "$REG/test/app:v1")"
+expect_eq "touched upload: details digest" "$D1" "$(build_get "$B" 'at("status.output.to.imageDigest")')"
+expect_eq "unchanged input: stages" '["FetchInputs"]' \
+    "$(build_get "$B" '[s["name"] for s in at("status.stages")]')"
 B=$(start_binary app "$SW_TMP/ctx2.tar")
-builder_ok "unchanged rebuild" "$B"
-expect_contains "unchanged rebuild reuses the layers" "unchanged, reused from the previous image" "$OUT"
-expect_not_contains "unchanged rebuild uploads no layer" "uploaded in" "$OUT"
-expect_contains "unchanged rebuild uploads nothing" "Blobs: 0 uploaded" "$OUT"
-expect_eq "unchanged rebuild: same digest" "$D1" "$(build_get "$B" 'at("status.output.to.imageDigest")')"
+patch_build "$B" '{"spec": {"strategy": {"dockerStrategy": {"noCache": true}}}}'
+builder_ok "rebuild without reuse (noCache) of the touched upload" "$B"
+expect_eq "noCache: the source is fetched" 1 "$(source_gets "$B")"
+expect_match "noCache: layers compressed again" 'layer sha256:.*uploaded in' "$OUT"
+expect_eq "noCache, every mtime touched: same digest" "$D1" "$(reg_digest "$REG/test/app:v1")"
+D2=$D1
+echo "key=other" >"$CTX/config/settings.conf"
+tar -C "$CTX" -cf "$SW_TMP/ctx3.tar" .
+B=$(start_binary app "$SW_TMP/ctx3.tar")
+builder_ok "one file changed" "$B"
+expect_eq "one file changed: the source is fetched" 1 "$(source_gets "$B")"
+D3=$(build_get "$B" 'at("status.output.to.imageDigest")')
+expect_eq "one file changed: pushed" "$D3" "$(reg_digest "$REG/test/app:v1")"
+[ "$D3" != "$D2" ] || fail "one file changed: the digest did not change"
+pass "one file changed: a new digest"
 
 # ---- 3. inline Dockerfile on an imported base image ----
 

@@ -142,6 +142,30 @@ static void test_oci_digest_stable(void **state)
     sw_oci_image_free(b);
 }
 
+/* Manifest annotations are canonical (sorted keys) and absent until one is set. */
+static void test_oci_manifest_annotations(void **state)
+{
+    (void)state;
+    sw_oci_image *img = NULL;
+    char *man = NULL;
+    size_t len = 0;
+    sw_oci_desc md, md2;
+    assert_int_equal(sw_oci_image_new(&img, "linux", "amd64", 0), 0);
+    assert_int_equal(sw_oci_image_manifest(img, SW_OCI_FORMAT_OCI, &man, &len, &md), 0);
+    assert_null(strstr(man, "annotations"));
+    sw_free(man);
+    assert_int_equal(sw_oci_image_set_annotation(img, "z.example/b", "2"), 0);
+    assert_int_equal(sw_oci_image_set_annotation(img, "a.example/a", "old"), 0);
+    assert_int_equal(sw_oci_image_set_annotation(img, "a.example/a", "1"), 0);
+    assert_int_equal(sw_oci_image_set_annotation(img, "", "x"), SW_EINVALID);
+    assert_int_equal(sw_oci_image_set_annotation(img, "k", "\xff"), SW_EINVALID);
+    assert_int_equal(sw_oci_image_manifest(img, SW_OCI_FORMAT_OCI, &man, &len, &md2), 0);
+    assert_non_null(strstr(man, "{\"annotations\":{\"a.example/a\":\"1\",\"z.example/b\":\"2\"},"));
+    assert_string_not_equal(md.digest, md2.digest);
+    sw_free(man);
+    sw_oci_image_free(img);
+}
+
 static void test_oci_setter_refusals(void **state)
 {
     sw_oci_image *img = NULL;
@@ -452,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oci_scratch_config_is_canonical),
         cmocka_unit_test(test_oci_digest_stable),
+        cmocka_unit_test(test_oci_manifest_annotations),
         cmocka_unit_test(test_oci_setter_refusals),
         cmocka_unit_test(test_oci_on_base),
         cmocka_unit_test(test_oci_base_refusals),
