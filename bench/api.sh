@@ -10,6 +10,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=${BUILD:-$ROOT/build}
 SLIPWAY=${SLIPWAY:-$BUILD/slipway}
 LOADGEN=${LOADGEN:-$BUILD/sw-loadgen}
@@ -30,22 +32,7 @@ LINE=     # its result line
 TLSA=()   # see tls_args
 declare -A R=()   # R[target.figure] = value
 
-log() { printf '%s\n' "$*" >&2; }
 
-stop_pid() {
-    local pid=$1 i
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < 200; i++)); do
-        # gone, or a zombie waiting for its reaper: either way it has stopped
-        if ! kill -0 "$pid" 2>/dev/null ||
-            [[ $(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null) == Z ]]; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    log "pid $pid ignored SIGTERM for 10 s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-}
 
 cleanup() {
     local pid
@@ -73,18 +60,6 @@ forget_pid() {
         [[ $p == "$1" ]] || keep+=("$p")
     done
     PIDS=("${keep[@]}")
-}
-
-# kv LINE KEY: the value of KEY in a `key=value ...` line.
-kv() {
-    local tok
-    for tok in $1; do
-        if [[ $tok == "$2="* ]]; then
-            printf '%s' "${tok#*=}"
-            return 0
-        fi
-    done
-    return 1
 }
 
 rss_mib() { awk '/^VmRSS:/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
@@ -125,19 +100,10 @@ tls_args() {
     if [[ $1 == slipway && $TLS == 1 ]]; then TLSA=(--insecure-tls); fi
 }
 
-# run_bg OUT CMD...: runs CMD in the background with stdout to OUT and waits for it, so a
-# signal reaches our traps at once (bash defers traps while a foreground child runs). Job
-# control (set -m in main) puts each such child and the server it may fork in a process group
-# of its own: Ctrl-C reaches only this shell, whose trap then stops everything by pid.
-run_bg() {
-    local out=$1 rc=0
-    shift
-    "$@" >"$out" &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=
-    return $rc
-}
+# run_bg (bench/lib.sh) runs each tool in the background and waits, so a signal reaches our
+# traps at once (bash defers traps while a foreground child runs). Job control (set -m in main)
+# puts each such child and the server it may fork in a process group of its own: Ctrl-C
+# reaches only this shell, whose trap then stops everything by pid.
 
 # start_server T: launches T, records its pid and sets START_MS (fork to ready). Fails if it is
 # not ready in time.
@@ -278,11 +244,6 @@ run_target() {
 
 # ---- report ----
 
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN {
-        if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b + 0 == 0) { print "n/a"; exit }
-        printf "%.2f", a / b }'
-}
 
 row() { # row LABEL KEY NOTE
     local s=${R[slipway.$2]:-n/a} e=${R[etcd.$2]:-n/a}
@@ -297,7 +258,6 @@ verdict() {
         print ok ? "PASS" : "MISS" }'
 }
 
-times() { [[ $1 == n/a ]] && echo n/a || echo "${1}x"; }
 
 report() {
     local s_ok=$1

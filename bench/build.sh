@@ -13,6 +13,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=${BUILD:-$ROOT/build}
 SLIPWAY=${SLIPWAY:-$BUILD/slipway}
 FILES=${BENCH_FILES:-2000}
@@ -29,7 +31,6 @@ CHILD=    # the foreground command running right now (its own process group)
 declare -A R=()    # R[key.runs] = seconds of each run; also R[key.digests/.blobs/.note/.size]
 declare -A NA=()   # NA[tool] = why it is n/a
 
-log() { printf '%s\n' "$*" >&2; }
 
 # fail MESSAGE: registry.sh's helpers call this on errors too.
 fail() {
@@ -40,19 +41,6 @@ fail() {
 # shellcheck source=tests/lib/registry.sh
 source "$ROOT/tests/lib/registry.sh"
 
-stop_pid() {
-    local pid=$1 i
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < 200; i++)); do
-        if ! kill -0 "$pid" 2>/dev/null ||
-            [[ $(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null) == Z ]]; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    log "pid $pid ignored SIGTERM for 10 s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-}
 
 cleanup() {
     local rc=$? pid
@@ -75,19 +63,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# run_bg OUT CMD...: runs CMD in the background (its own process group under set -m) with
-# stdout and stderr to OUT and waits, so Ctrl-C reaches this shell's trap at once.
-run_bg() {
-    local out=$1 rc=0
-    shift
-    "$@" >"$out" 2>&1 &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=
-    return $rc
-}
+RUN_BG_STDERR=1 # run_bg (bench/lib.sh) captures stderr as well here
 
-now() { printf '%s' "$EPOCHREALTIME"; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}'; }
 
 # timed KEY OUT CMD...: runs CMD (output in OUT), adds its wall time to KEY's runs. A failed
@@ -413,11 +390,6 @@ measure_user() {
 
 # ---- report ----
 
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN {
-        if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b + 0 == 0) { print "n/a"; exit }
-        printf "%.2f", a / b }'
-}
 
 verdict() { # verdict VALUE LIMIT OP(<=|<)
     awk -v v="$1" -v lim="$2" -v op="$3" 'BEGIN {

@@ -14,6 +14,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=${BUILD:-$ROOT/build}
 SLIPWAY=${SLIPWAY:-$BUILD/slipway}
 LOADGEN=${LOADGEN:-$BUILD/sw-loadgen}
@@ -42,7 +44,6 @@ CHILD=    # the foreground tool running right now
 LINE=     # its result line
 declare -A R=()   # R[figure] = value
 
-log() { printf '%s\n' "$*" >&2; }
 
 # fail MESSAGE: registry.sh's helpers call this on errors too.
 fail() {
@@ -53,19 +54,6 @@ fail() {
 # shellcheck source=tests/lib/registry.sh
 source "$ROOT/tests/lib/registry.sh"
 
-stop_pid() {
-    local pid=$1 i
-    kill -TERM "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < 200; i++)); do
-        if ! kill -0 "$pid" 2>/dev/null ||
-            [[ $(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null) == Z ]]; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    log "pid $pid ignored SIGTERM for 10 s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-}
 
 cleanup() {
     local rc=$? pid
@@ -89,29 +77,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# kv LINE KEY: the value of KEY in a `key=value ...` line.
-kv() {
-    local tok
-    for tok in $1; do
-        if [[ $tok == "$2="* ]]; then
-            printf '%s' "${tok#*=}"
-            return 0
-        fi
-    done
-    return 1
-}
-
-# run_bg OUT CMD...: runs CMD in the background (its own process group under set -m) with
-# stdout to OUT and waits, so Ctrl-C reaches this shell's trap at once (see bench/api.sh).
-run_bg() {
-    local out=$1 rc=0
-    shift
-    "$@" >"$out" &
-    CHILD=$!
-    wait "$CHILD" || rc=$?
-    CHILD=
-    return $rc
-}
 
 # tool LABEL CMD...: runs one sw-importgen/sw-loadgen call; its result line lands in LINE.
 tool() {
@@ -126,7 +91,6 @@ tool() {
 
 val() { kv "$LINE" "$1" || echo n/a; }
 
-now() { printf '%s' "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}'; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { if (s + 0 > 0) printf "%.1f", n / s; else print "n/a" }'; }
 
@@ -485,11 +449,6 @@ measure_scheduled() {
 
 # ---- report ----
 
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN {
-        if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b + 0 == 0) { print "n/a"; exit }
-        printf "%.2f", a / b }'
-}
 
 maxof() {
     awk -v a="$1" -v b="$2" 'BEGIN {
@@ -512,7 +471,6 @@ row() { # row LABEL KEY NOTE
         "${R[$2.p99]:--}" "${R[$2.reqs]:-n/a}" "$note"
 }
 
-times() { [[ $1 == n/a ]] && echo n/a || echo "${1}x"; }
 
 percent() { awk -v r="$1" 'BEGIN { if (r == "n/a") print r; else printf "%.0f%%", r * 100 }'; }
 
