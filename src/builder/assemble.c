@@ -11,6 +11,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/path.h"
 #include "util/json.h"
 #include "util/str.h"
 
@@ -413,29 +414,8 @@ static int dest_path(const asm_ctx *c, const char *dest, char *out, size_t n, bo
     int k = snprintf(abs, sizeof(abs), "%s/%s", dest[0] == '/' ? "" : c->workdir, dest);
     if (k < 0 || (size_t)k >= sizeof(abs))
         return sw_error_set(SW_ELIMIT, "destination \"%.200s\" is too long", dest);
-    size_t len = 0;
-    out[0] = '\0';
-    for (const char *p = abs; *p;) {
-        const char *e = strchr(p, '/');
-        size_t cl = e ? (size_t)(e - p) : strlen(p);
-        if (cl == 2 && p[0] == '.' && p[1] == '.') {
-            while (len > 0 && out[len - 1] != '/')
-                len--;
-            len = len > 0 ? len - 1 : 0;
-            out[len] = '\0';
-        } else if (cl && !(cl == 1 && p[0] == '.')) {
-            if (len + cl + 2 > n)
-                return sw_error_set(SW_ELIMIT, "destination \"%.200s\" is too long", dest);
-            if (len)
-                out[len++] = '/';
-            memcpy(out + len, p, cl);
-            len += cl;
-            out[len] = '\0';
-        }
-        p += cl;
-        while (*p == '/')
-            p++;
-    }
+    if (sw_path_clean(abs, true, out, n) < 0)
+        return sw_error_set(SW_ELIMIT, "destination \"%.200s\" is too long", dest);
     return 0;
 }
 

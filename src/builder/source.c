@@ -8,6 +8,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/path.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -559,32 +560,11 @@ static const char *rel_path(const sw_source *s, const sw_src_node *n)
  * empty components, leading or trailing '/'. SW_EINVALID when ".." climbs above the root. */
 static int clean_rel(const char *path, char *out, size_t n)
 {
-    size_t len = 0;
-    const char *p = path;
-    out[0] = '\0';
-    while (*p) {
-        const char *e = strchr(p, '/');
-        size_t cl = e ? (size_t)(e - p) : strlen(p);
-        if (cl == 2 && p[0] == '.' && p[1] == '.') {
-            if (len == 0)
-                return sw_error_set(SW_EINVALID, "\"%.200s\" leaves the build context", path);
-            while (len > 0 && out[len - 1] != '/')
-                len--;
-            len = len > 0 ? len - 1 : 0;
-            out[len] = '\0';
-        } else if (cl && !(cl == 1 && p[0] == '.')) {
-            if (len + cl + 2 > n)
-                return sw_error_set(SW_EINVALID, "\"%.200s...\" is too long", path);
-            if (len)
-                out[len++] = '/';
-            memcpy(out + len, p, cl);
-            len += cl;
-            out[len] = '\0';
-        }
-        p += cl;
-        while (*p == '/')
-            p++;
-    }
+    int error = sw_path_clean(path, false, out, n);
+    if (error == SW_EINVALID)
+        return sw_error_set(SW_EINVALID, "\"%.200s\" leaves the build context", path);
+    if (error < 0)
+        return sw_error_set(SW_EINVALID, "\"%.200s...\" is too long", path);
     return 0;
 }
 

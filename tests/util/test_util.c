@@ -9,6 +9,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
 
@@ -128,13 +129,33 @@ static void test_json_depth(void **state)
     assert_int_equal(sw_json_parse("{", 1, 8, 0, &j), SW_EBADREQUEST);
 }
 
+static void test_path_clean(void **state)
+{
+    char out[32];
+    assert_int_equal(sw_path_clean("/a//b/./c/", false, out, sizeof(out)), 0);
+    assert_string_equal(out, "a/b/c");
+    assert_int_equal(sw_path_clean("a/b/../c", false, out, sizeof(out)), 0);
+    assert_string_equal(out, "a/c");
+    assert_int_equal(sw_path_clean("a/../..", false, out, sizeof(out)), SW_EINVALID);
+    assert_int_equal(sw_path_clean("/../x", true, out, sizeof(out)), 0);
+    assert_string_equal(out, "x");
+    assert_int_equal(sw_path_clean(".", false, out, sizeof(out)), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(
+        sw_path_clean("aaaaaaaaaaaaaaaa/bbbbbbbbbbbbbbbbbbbb", false, out, sizeof(out)), SW_ELIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf_cap_is_sticky), cmocka_unit_test(test_buf_printf),
-        cmocka_unit_test(test_parse_numbers),     cmocka_unit_test(test_bool_like_go),
-        cmocka_unit_test(test_base64),            cmocka_unit_test(test_time),
+        cmocka_unit_test(test_buf_cap_is_sticky),
+        cmocka_unit_test(test_buf_printf),
+        cmocka_unit_test(test_parse_numbers),
+        cmocka_unit_test(test_bool_like_go),
+        cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_time),
         cmocka_unit_test(test_json_depth),
+        cmocka_unit_test(test_path_clean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,39 @@
+/* path: lexical path cleaning (see path.h). */
+#include "util/path.h"
+
+#include "util/error.h"
+
+#include <string.h>
+
+int sw_path_clean(const char *path, bool clamp, char *out, size_t n)
+{
+    size_t len = 0;
+    const char *p = path;
+    if (n == 0)
+        return SW_ELIMIT;
+    out[0] = '\0';
+    while (*p) {
+        const char *e = strchr(p, '/');
+        size_t cl = e ? (size_t)(e - p) : strlen(p);
+        if (cl == 2 && p[0] == '.' && p[1] == '.') {
+            if (len == 0 && !clamp)
+                return SW_EINVALID;
+            while (len > 0 && out[len - 1] != '/')
+                len--;
+            len = len > 0 ? len - 1 : 0;
+            out[len] = '\0';
+        } else if (cl && !(cl == 1 && p[0] == '.')) {
+            if (len + cl + 2 > n)
+                return SW_ELIMIT;
+            if (len)
+                out[len++] = '/';
+            memcpy(out + len, p, cl);
+            len += cl;
+            out[len] = '\0';
+        }
+        p += cl;
+        while (*p == '/')
+            p++;
+    }
+    return 0;
+}
