@@ -396,3 +396,32 @@ for layer in manifest["layers"]:
             print("%s %s %04o %d:%d%s" % (kind, e.name, e.mode, e.uid, e.gid, target))
 PY
 }
+
+# reg_script NAME: the usual setup of a script built on these helpers: checks the tools, makes
+# TMP (a fresh temp dir, removed on exit together with every process started here), defines
+# fail (prints "FAIL [NAME]: ...", the registry logs, exits 1) and calls reg_init "$TMP".
+reg_script()
+{
+    REG_SCRIPT=$1
+    reg_require
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/slipway-$REG_SCRIPT.XXXXXX")
+    trap reg__script_exit EXIT
+    trap 'exit 130' INT TERM
+    # defined here, not at load time, so scripts with their own fail keep it
+    # shellcheck disable=SC2317 # called by the sourcing script
+    fail()
+    {
+        echo "FAIL [$REG_SCRIPT]: $*" >&2
+        reg_logs
+        exit 1
+    }
+    reg_init "$TMP"
+}
+
+reg__script_exit()
+{
+    local rc=$?
+    reg_cleanup
+    rm -rf "$TMP"
+    exit "$rc"
+}

@@ -16,28 +16,7 @@ LIVE_BIN=${1:-${SW_LIVE_TEST_BIN:-}}
     exit 2
 }
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/registry.sh"
-reg_require
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/slipway-registry-live.XXXXXX")
-
-cleanup()
-{
-    local rc=$?
-    reg_cleanup
-    rm -rf "$TMP"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail()
-{
-    echo "FAIL [live_client]: $*" >&2
-    reg_logs
-    exit 1
-}
-
-reg_init "$TMP"
+reg_script live_client
 export HOME=$TMP # skopeo and umoci write nothing into the real home
 START=$(date +%s)
 
