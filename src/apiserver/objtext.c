@@ -141,7 +141,7 @@ static size_t put_status(const char *t, size_t len, const scan *s, const char *k
 int sw_objtext_render(const char *text, size_t len, int64_t rev, const char *status_key,
                       const char *status_value, sw_buf *out)
 {
-    scan s;
+    scan s = {0};
     if (scan_object(text, len, &s) < 0)
         return sw_error_set(SW_EINVALID, "stored object is not a JSON object with metadata");
     size_t pos = (size_t)s.meta_open;

@@ -69,7 +69,7 @@ static int pb_take(pb_reader *r, uint64_t n, pb_reader *sub)
 /* A length-delimited payload: varint length, then that many bytes (into sub). */
 static int pb_len(pb_reader *r, pb_reader *sub)
 {
-    uint64_t n;
+    uint64_t n = 0;
     int error = pb_varint(r, &n);
     if (error < 0)
         return error;
@@ -79,7 +79,7 @@ static int pb_len(pb_reader *r, pb_reader *sub)
 /* A field key: field number and wire type. Groups (3, 4) and the unused types 6, 7 are errors. */
 static int pb_key(pb_reader *r, uint32_t *num, unsigned *wt)
 {
-    uint64_t key;
+    uint64_t key = 0;
     int error = pb_varint(r, &key);
     if (error < 0)
         return error;
@@ -97,7 +97,7 @@ static int pb_key(pb_reader *r, uint32_t *num, unsigned *wt)
 /* Skips the value of a field nobody asked for, without looking inside it. */
 static int pb_skip(pb_reader *r, unsigned wt)
 {
-    uint64_t v;
+    uint64_t v = 0;
     pb_reader sub;
     switch (wt) {
     case WT_VARINT:
@@ -386,7 +386,7 @@ static json_t *child(json_t *obj, const char *name, bool array)
 
 static int decode_scalar(pb_reader *r, const pb_field *f, json_t *obj)
 {
-    uint64_t v;
+    uint64_t v = 0;
     int error = pb_varint(r, &v);
     if (error < 0)
         return error;
@@ -409,7 +409,7 @@ static int decode_map_entry(pb_reader *r, const pb_field *f, json_t *map)
     char *k = NULL;
     int error = 0;
     while (error == 0 && r->p < r->end) {
-        uint32_t num;
+        uint32_t num = 0;
         unsigned wt;
         error = pb_key(r, &num, &wt);
         if (error == 0 && (num == 1 || num == 2))
@@ -482,7 +482,7 @@ static int decode_fields_v1(pb_reader *r, const pb_field *f, json_t *obj)
     pb_reader raw = {r->p, r->p};
     int error = 0;
     while (error == 0 && r->p < r->end) {
-        uint32_t num;
+        uint32_t num = 0;
         unsigned wt;
         error = pb_key(r, &num, &wt);
         if (error == 0 && num == 1)
@@ -568,7 +568,7 @@ static int decode_message(pb_reader *r, const pb_schema *s, int depth, json_t *o
         return sw_error_set(SW_EBADREQUEST, "protobuf: messages nested deeper than %d",
                             SW_PROTOBUF_MAX_DEPTH);
     while (r->p < r->end) {
-        uint32_t num;
+        uint32_t num = 0;
         unsigned wt;
         int error = pb_key(r, &num, &wt);
         if (error < 0)
@@ -594,7 +594,7 @@ typedef struct pb_unknown {
 static int decode_views(pb_reader *r, const char *what, pb_reader *outs, uint32_t n)
 {
     while (r->p < r->end) {
-        uint32_t num;
+        uint32_t num = 0;
         unsigned wt;
         int error = pb_key(r, &num, &wt);
         if (error == 0 && num >= 1 && num <= n)

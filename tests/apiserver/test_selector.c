@@ -34,7 +34,7 @@ static bool lmatch(const char *s)
     sw_selector *sel = NULL;
     int error = sw_selector_parse_labels(s, &sel);
     if (error < 0)
-        fail_msg("parse of '%s' failed: %s", s, sw_error_msg());
+        fail_msg("parse of '%s' failed: %s", s ? s : "(null)", sw_error_msg());
     bool m = sw_selector_match_labels(sel, labels);
     sw_selector_free(sel);
     return m;
@@ -162,7 +162,7 @@ static bool fmatch(const char *s, const json_t *obj)
     sw_selector *sel = NULL;
     int error = sw_selector_parse_fields(s, allowed, &sel);
     if (error < 0)
-        fail_msg("parse of '%s' failed: %s", s, sw_error_msg());
+        fail_msg("parse of '%s' failed: %s", s ? s : "(null)", sw_error_msg());
     bool m = sw_selector_match_fields(sel, obj);
     sw_selector_free(sel);
     return m;

@@ -145,7 +145,7 @@ static int split_kv(const char *s, char *key, size_t n, const char **value)
 static int configure(sw_oci_image *img, const opts *o)
 {
     char key[256];
-    const char *v;
+    const char *v = NULL;
     int error = 0;
     for (size_t i = 0; error == 0 && i < o->nenv; i++) {
         error = split_kv(o->env[i], key, sizeof(key), &v);
