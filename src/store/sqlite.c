@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -35,7 +36,7 @@ typedef struct sq_reader {
     sqlite3_stmt *state; /* head revision and compacted revision */
 } sq_reader;
 
-/* One pending write, owned by the calling thread (on its stack) until done is set. */
+/* One pending write, owned by the calling thread (on its stack) until its semaphore is posted. */
 typedef struct sq_op {
     int type; /* SW_STORE_CREATE/UPDATE/DELETE */
     const char *key;
@@ -48,7 +49,8 @@ typedef struct sq_op {
     char *prev_value; /* owned copy of the replaced value (delete, or update with watchers) */
     size_t prev_len;
     char *ev_value; /* owned NUL-terminated copy of value for live events (watchers only) */
-    bool done;      /* set by the leader under queue_mu */
+    bool lead;      /* handed leadership: run the queue instead of waiting for a result */
+    sem_t wake;     /* posted once: the op is done, or it leads the next batch */
     struct sq_op *next;
 } sq_op;
 
@@ -68,7 +70,6 @@ typedef struct sq_store {
     sqlite3_stmt *w_cur, *w_ins, *w_kv_put, *w_kv_del, *w_begin, *w_commit;
     pthread_mutex_t write_mu; /* owns wdb, the watcher list and advancing rev */
     pthread_mutex_t queue_mu; /* owns queue and leader */
-    pthread_cond_t queue_cv;
     sq_op *queue_head, *queue_tail;
     bool leader; /* a leader is running a batch */
     pthread_mutex_t pool_mu;
@@ -717,32 +718,60 @@ static void sq_run_batch(sq_store *s, sq_op *batch)
     }
 }
 
+/* Takes the whole queue as one batch (under queue_mu). */
+static sq_op *sq_take_queue(sq_store *s)
+{
+    sq_op *batch = s->queue_head;
+    s->queue_head = s->queue_tail = NULL;
+    return batch;
+}
+
+/* Runs batches as the leader. Each op is woken on its own semaphore (no broadcast herd), and
+ * when ops queued up meanwhile, the oldest of them is woken as the next leader; otherwise the
+ * leader role is given up. */
+static void sq_lead(sq_store *s, sq_op *self)
+{
+    pthread_mutex_lock(&s->queue_mu);
+    sq_op *batch = sq_take_queue(s);
+    pthread_mutex_unlock(&s->queue_mu);
+    sq_run_batch(s, batch);
+    for (sq_op *o = batch, *nx; o; o = nx) {
+        nx = o->next; /* o may be gone once posted */
+        if (o != self)
+            sem_post(&o->wake);
+    }
+    pthread_mutex_lock(&s->queue_mu);
+    sq_op *heir = s->queue_head;
+    if (heir)
+        heir->lead = true;
+    else
+        s->leader = false;
+    pthread_mutex_unlock(&s->queue_mu);
+    if (heir)
+        sem_post(&heir->wake);
+}
+
 /* Queues op and waits for a leader to run it, or becomes the leader and runs the queue. */
 static int sq_submit(sq_store *s, sq_op *op)
 {
+    sem_init(&op->wake, 0, 0);
     pthread_mutex_lock(&s->queue_mu);
     if (s->queue_tail)
         s->queue_tail->next = op;
     else
         s->queue_head = op;
     s->queue_tail = op;
-    while (!op->done && s->leader)
-        pthread_cond_wait(&s->queue_cv, &s->queue_mu);
-    if (!op->done) {
-        sq_op *batch = s->queue_head;
-        s->queue_head = s->queue_tail = NULL;
-        s->leader = true;
-        pthread_mutex_unlock(&s->queue_mu);
-        sq_run_batch(s, batch);
-        pthread_mutex_lock(&s->queue_mu);
-        for (sq_op *o = batch, *nx; o; o = nx) {
-            nx = o->next;
-            o->done = true;
-        }
-        s->leader = false;
-        pthread_cond_broadcast(&s->queue_cv);
-    }
+    bool lead = !s->leader;
+    s->leader = true;
     pthread_mutex_unlock(&s->queue_mu);
+    if (!lead) {
+        while (sem_wait(&op->wake) < 0 && errno == EINTR)
+            ;
+        lead = op->lead;
+    }
+    if (lead)
+        sq_lead(s, op);
+    sem_destroy(&op->wake);
     if (op->result < 0)
         return sw_error_set(op->result, "%s", op->msg);
     return 0;
@@ -1048,7 +1077,6 @@ static void sq_destroy(sq_store *s)
     }
     pthread_mutex_destroy(&s->write_mu);
     pthread_mutex_destroy(&s->queue_mu);
-    pthread_cond_destroy(&s->queue_cv);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_cond_destroy(&s->pool_cv);
     pthread_mutex_destroy(&s->compact_mu);
@@ -1090,7 +1118,6 @@ int sw_store_sqlite_open(sw_store **out, const char *path, const sw_sqlite_opts 
     s->lock_fd = -1;
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->queue_mu, NULL);
-    pthread_cond_init(&s->queue_cv, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
     pthread_mutex_init(&s->compact_mu, NULL);
