@@ -15,10 +15,12 @@
 
 typedef struct sw_watchcache sw_watchcache;
 typedef struct sw_notifier sw_notifier;
+typedef struct sw_nscache sw_nscache;
 
 typedef struct sw_api {
     sw_store *store;
     sw_watchcache *cache;
+    sw_nscache *nscache;   /* namespaces in memory; NULL: read them from the store */
     sw_notifier *notifier; /* registry notifications; NULL when not configured */
     sw_kind_ctx kctx;
     char listen_addr[128]; /* host:port clients reach us at */

@@ -2,6 +2,7 @@
  * selectors, limit/continue with tokens bound to a store revision, Table output). */
 #include "apiserver/rest.h"
 
+#include "apiserver/nscache.h"
 #include "apiserver/object.h"
 #include "apiserver/selector.h"
 #include "util/alloc.h"
@@ -163,7 +164,8 @@ void sw_rest_reply_object(sw_response *resp, const sw_request *req, const sw_kin
     sw_response_json(resp, status, obj);
 }
 
-int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
+/* The namespace's state from the store, when no cache is running. */
+static int namespace_state(sw_api *api, const char *ns)
 {
     char key[300];
     sw_kv kv = {0};
@@ -171,17 +173,26 @@ int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
     sw_api_key(&sw_kind_namespace, NULL, ns, key, sizeof(key));
     int error = sw_store_get(api->store, key, &kv);
     if (error == SW_ENOTFOUND)
-        return sw_error_set(SW_ENOTFOUND, "namespaces \"%s\" not found", ns);
+        return SW_NS_ABSENT;
     if (error < 0)
         return error;
     json_t *obj = NULL;
     bool terminating = false;
-    if (creating && sw_api_decode(api, &sw_kind_namespace, kv.value, kv.value_len, kv.mod_rev,
-                                  &obj) == 0)
+    if (sw_api_decode(api, &sw_kind_namespace, kv.value, kv.value_len, kv.mod_rev, &obj) == 0)
         terminating = sw_json_at(obj, "metadata.deletionTimestamp") != NULL;
     json_decref(obj);
     sw_kv_dispose(&kv);
-    if (terminating)
+    return terminating ? SW_NS_TERMINATING : SW_NS_ACTIVE;
+}
+
+int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
+{
+    int state = api->nscache ? sw_nscache_state(api->nscache, ns) : namespace_state(api, ns);
+    if (state < 0)
+        return state;
+    if (state == SW_NS_ABSENT)
+        return sw_error_set(SW_ENOTFOUND, "namespaces \"%s\" not found", ns);
+    if (creating && state == SW_NS_TERMINATING)
         return sw_error_set(SW_EFORBIDDEN,
                             "unable to create new content in namespace %s because it is being "
                             "terminated",

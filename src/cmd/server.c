@@ -3,6 +3,7 @@
 #include "cmd/cmd.h"
 
 #include "apiserver/notify.h"
+#include "apiserver/nscache.h"
 #include "controllers/controllers.h"
 #include "apiserver/server.h"
 #include "apiserver/tls.h"
@@ -257,6 +258,8 @@ static int run(server_flags *f)
     snprintf(api.listen_addr, sizeof(api.listen_addr), "%s:%u", f->host, f->port);
     if ((error = sw_api_bootstrap(&api)) < 0)
         goto done;
+    if ((error = sw_nscache_new(&api.nscache, store)) < 0)
+        goto done;
     if ((error = sw_watchcache_new(&api.cache, &api, 8192)) < 0)
         goto done;
     sw_apiserver_opts o = {.host = f->host, .port = f->port, .token = token,
@@ -295,6 +298,7 @@ done:
     sw_apiserver_stop(srv);
     sw_notifier_free(api.notifier);
     sw_watchcache_free(api.cache);
+    sw_nscache_free(api.nscache);
     sw_registry_free(api.kctx.registry);
     sw_store_close(store);
     sw_free(cert);

@@ -54,6 +54,33 @@ is_json()
         "$1" "${2:-}"
 }
 
+# Writes into a namespace follow its life: refused while it terminates (a finalizer holds it),
+# NotFound once it is gone, accepted again when it is recreated. The server answers these from
+# memory (apiserver/nscache.c), so each step checks that memory moved with the acknowledged
+# namespace write.
+check_namespace_lifecycle()
+{
+    local nsp=/api/v1/namespaces isp=/apis/image.openshift.io/v1/namespaces/held/imagestreams
+    post_json $nsp '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"held","finalizers":["example.com/hold"]}}'
+    [ "$CODE" = 201 ] || fail "create namespace held: HTTP $CODE: ${BODY:0:300}"
+    post_json $isp "$(is_json before)"
+    [ "$CODE" = 201 ] || fail "create into an active namespace: HTTP $CODE: ${BODY:0:300}"
+    api DELETE $nsp/held
+    post_json $isp "$(is_json during)"
+    expect_status "create into a terminating namespace" 403 Forbidden \
+        "unable to create new content in namespace held because it is being terminated"
+    api PATCH $nsp/held -H 'Content-Type: application/merge-patch+json' \
+        --data-binary '{"metadata":{"finalizers":null}}'
+    api GET $nsp/held
+    [ "$CODE" = 404 ] || fail "namespace held still there after its finalizer went: HTTP $CODE: ${BODY:0:300}"
+    post_json $isp "$(is_json after)"
+    expect_status "create into a deleted namespace" 404 NotFound 'namespaces "held" not found'
+    post_json $nsp '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"held"}}'
+    post_json $isp "$(is_json again)"
+    [ "$CODE" = 201 ] || fail "create into a recreated namespace: HTTP $CODE: ${BODY:0:300}"
+    pass "writes follow the namespace: 201 active, 403 terminating, 404 deleted, 201 recreated"
+}
+
 check_malformed_bodies()
 {
     post_json "$ISP" '{bad'
@@ -214,6 +241,7 @@ check_conflicts()
     expect_status "delete missing" 404 NotFound
     post_json /apis/image.openshift.io/v1/namespaces/nowhere/imagestreams "$(is_json x)"
     expect_status "create into a missing namespace" 404 NotFound 'namespaces "nowhere" not found'
+    check_namespace_lifecycle
     api GET /apis/image.openshift.io/v1/namespaces/default/nosuchthings
     expect_status "unknown resource" 404 NotFound
     api POST "$ISP/meta-ok" -H 'Content-Type: application/json' --data-binary '{}'

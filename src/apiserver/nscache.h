@@ -1,0 +1,20 @@
+/* nscache: which namespaces exist and which are terminating, kept in memory from a store watch,
+ * so a write into a namespace does not cost a store read. The cache is updated on the committing
+ * writer's thread before that write is acknowledged, so it never answers older than an
+ * acknowledged namespace change. */
+#ifndef SW_NSCACHE_H
+#define SW_NSCACHE_H
+
+#include "store/store.h"
+
+typedef struct sw_nscache sw_nscache;
+
+enum { SW_NS_ABSENT = 0, SW_NS_ACTIVE = 1, SW_NS_TERMINATING = 2 };
+
+/* Lists the stored namespaces, then follows them. */
+int sw_nscache_new(sw_nscache **out, sw_store *store);
+/* SW_NS_ABSENT, SW_NS_ACTIVE or SW_NS_TERMINATING. */
+int sw_nscache_state(sw_nscache *c, const char *ns);
+void sw_nscache_free(sw_nscache *c);
+
+#endif
