@@ -347,7 +347,8 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cond, NULL);
     unsigned flags =
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+        MHD_USE_ERROR_LOG;
     if (opts->tls_cert)
         s->daemon = MHD_start_daemon(
             flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,

@@ -134,7 +134,49 @@ static void conflict_message(const sw_kind *k, const char *name)
 }
 
 /* Create path shared by POST and server-side apply of an absent object. */
-static int create_object(sw_api *api, const sw_request *req, const sw_route *rt, json_t *obj)
+/* The bytes a write stored, kept so the reply is rendered from them exactly as a later GET
+ * would be, instead of encoding the object a second time. */
+typedef struct stored {
+    char *text; /* sw_malloc'd; NULL when nothing was written (dry run, no change, delete) */
+    size_t len;
+    int64_t rev;
+    char key[600];
+} stored;
+
+/* Stores val (taken) and its revision in st when the caller wants them, else frees val. */
+static void keep_stored(stored *st, const char *key, char *val, size_t len, int64_t rev)
+{
+    if (!st || !rev) {
+        sw_free(val);
+        return;
+    }
+    sw_free(st->text);
+    st->text = val;
+    st->len = len;
+    st->rev = rev;
+    sw_strlcpy(st->key, key, sizeof(st->key));
+}
+
+/* Replies with the stored text when there is one (and no Table was asked for), else with obj. */
+static void reply_stored(sw_api *api, sw_response *resp, const sw_request *req,
+                         const sw_kind *k, int status, const json_t *obj, stored *st)
+{
+    if (st->text && !sw_table_wanted(req)) {
+        sw_buf_clear(&resp->body);
+        sw_buf_reserve(&resp->body, st->len + 64);
+        if (sw_api_render(api, k, st->key, st->text, st->len, st->rev, &resp->body) == 0) {
+            sw_buf_putc(&resp->body, '\n');
+            resp->status = status;
+            resp->content_type = "application/json";
+            return;
+        }
+        sw_buf_clear(&resp->body);
+    }
+    sw_rest_reply_object(resp, req, k, status, obj);
+}
+
+static int create_object(sw_api *api, const sw_request *req, const sw_route *rt, json_t *obj,
+                         stored *st)
 {
     const sw_kind *k = rt->kind;
     json_t *meta = sw_json_obj_path(obj, "metadata");
@@ -166,7 +208,7 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
         size_t len;
         char *val = sw_object_encode(obj, &len);
         error = sw_store_create(api->store, key, val, len, &rev);
-        sw_free(val);
+        keep_stored(st, key, val, error == 0 ? len : 0, error == 0 ? rev : 0);
     }
     if (error == SW_EEXISTS) {
         char res[160];
@@ -184,15 +226,17 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
 void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     json_t *obj = NULL;
+    stored st = {0};
     int error = sw_rest_read_body(req, rt, resp, &obj);
     if (error == 0)
-        error = create_object(api, req, rt, obj);
+        error = create_object(api, req, rt, obj, &st);
     if (error < 0) {
         const char *name = obj ? sw_json_str_at(obj, "metadata.name") : NULL;
         sw_response_error(resp, error, sw_error_msg(), rt->kind, name);
     } else {
-        sw_rest_reply_object(resp, req, rt->kind, 201, obj);
+        reply_stored(api, resp, req, rt->kind, 201, obj, &st);
     }
+    sw_free(st.text);
     json_decref(obj);
 }
 
@@ -250,7 +294,7 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
 
 /* The update pipeline on a fetched current version; *objp is replaced by the result. */
 static int update_object(sw_api *api, const sw_request *req, const sw_route *rt, json_t **objp,
-                         const sw_kv *cur, bool status)
+                         const sw_kv *cur, bool status, stored *st)
 {
     const sw_kind *k = rt->kind;
     json_t *old = NULL;
@@ -289,7 +333,7 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     size_t len;
     char *val = sw_object_encode(*objp, &len);
     error = sw_store_update(api->store, key, val, len, cur->mod_rev, &rev);
-    sw_free(val);
+    keep_stored(st, key, val, error == 0 ? len : 0, error == 0 ? rev : 0);
     if (error == 0)
         sw_object_set_rv(*objp, rev);
 done:
@@ -307,6 +351,7 @@ static int fetch(sw_api *api, const sw_route *rt, sw_kv *kv)
 void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     json_t *body = NULL, *obj = NULL;
+    stored st = {0};
     bool status = !strcmp(rt->sub, "status");
     int error = parse_body(req, &body);
     if (error == 0)
@@ -329,7 +374,7 @@ void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
                                                                  : json_incref(body);
         error = fetch(api, rt, &cur);
         if (error == 0)
-            error = update_object(api, req, rt, &obj, &cur, status);
+            error = update_object(api, req, rt, &obj, &cur, status, &st);
         bool raced = error == SW_ECONFLICT && !sw_object_rv(body);
         sw_kv_dispose(&cur);
         if (!raced)
@@ -341,7 +386,8 @@ void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     if (error < 0)
         sw_rest_fail(resp, error, rt);
     else
-        sw_rest_reply_object(resp, req, rt->kind, 200, obj);
+        reply_stored(api, resp, req, rt->kind, 200, obj, &st);
+    sw_free(st.text);
     json_decref(body);
     json_decref(obj);
 }
@@ -359,7 +405,7 @@ static int apply_patch(const sw_request *req, const sw_kind *k, const json_t *cu
 }
 
 static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt,
-                      const json_t *patch, json_t **result, sw_response *resp)
+                      const json_t *patch, json_t **result, sw_response *resp, stored *st)
 {
     sw_kv cur = {0};
     json_t *old = NULL;
@@ -371,7 +417,7 @@ static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt,
         if (error == 0)
             error = check_namespace(rt, *result);
         if (error == 0)
-            error = create_object(api, req, rt, *result);
+            error = create_object(api, req, rt, *result, st);
         if (error == 0)
             resp->status = 201;
         return error;
@@ -390,7 +436,7 @@ static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt,
     if (error == 0)
         error = check_namespace(rt, *result);
     if (error == 0)
-        error = update_object(api, req, rt, result, &cur, !strcmp(rt->sub, "status"));
+        error = update_object(api, req, rt, result, &cur, !strcmp(rt->sub, "status"), st);
     json_decref(old);
     sw_kv_dispose(&cur);
     return error;
@@ -399,6 +445,7 @@ static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt,
 void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     json_t *patch = NULL, *result = NULL;
+    stored st = {0};
     int error = 0;
     if (!req->content_type || (!ctype_is(req, "application/json-patch+json") &&
                                !ctype_is(req, "application/merge-patch+json") &&
@@ -416,7 +463,7 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
     for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
         json_decref(result);
         result = NULL;
-        error = patch_once(api, req, rt, patch, &result, resp);
+        error = patch_once(api, req, rt, patch, &result, resp, &st);
         if (error != SW_ECONFLICT || pinned)
             break;
         error = 0;
@@ -428,7 +475,8 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
     if (error < 0)
         sw_rest_fail(resp, error, rt);
     else
-        sw_rest_reply_object(resp, req, rt->kind, resp->status, result);
+        reply_stored(api, resp, req, rt->kind, resp->status, result, &st);
+    sw_free(st.text);
     json_decref(patch);
     json_decref(result);
 }
@@ -516,8 +564,10 @@ static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt,
     if (error < 0 || (!is_ns && !finalizers_empty(*objp)))
         goto done;
     if (is_ns && !sw_rest_dry_run(req)) {
-        /* The namespace controller's work, done inline: remove the content, then the namespace. */
-        if ((error = sw_rest_delete_namespace_content(api, rt->name)) < 0)
+        /* The namespace controller's work, done inline: remove the content, then the namespace
+         * unless metadata.finalizers hold it (it stays Terminating until they are removed). */
+        if ((error = sw_rest_delete_namespace_content(api, rt->name)) < 0 ||
+            !finalizers_empty(*objp))
             goto done;
         sw_api_key(rt->kind, NULL, rt->name, key, sizeof(key));
         int64_t rev;
@@ -649,7 +699,7 @@ int sw_rest_create_obj(sw_api *api, const sw_kind *k, json_t *obj, bool dry_run)
     internal_request(&req, dry_run);
     route_of(k, obj, &rt);
     int error = check_type(k, obj);
-    return error < 0 ? error : create_object(api, &req, &rt, obj);
+    return error < 0 ? error : create_object(api, &req, &rt, obj, NULL);
 }
 
 int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status, bool dry_run)
@@ -663,7 +713,7 @@ int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status
     if (error == 0)
         error = fetch(api, &rt, &cur);
     if (error == 0)
-        error = update_object(api, &req, &rt, objp, &cur, status);
+        error = update_object(api, &req, &rt, objp, &cur, status, NULL);
     if (error == SW_ECONFLICT)
         conflict_message(k, rt.name);
     sw_kv_dispose(&cur);
