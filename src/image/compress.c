@@ -1,64 +1,60 @@
 /* compress: the three codecs behind one small vtable. gzip ("pgz") cuts the input into fixed
- * chunks; each is deflated on its own (raw deflate, primed with the preceding 32 KiB of input,
- * ended by Z_SYNC_FLUSH, the last by Z_FINISH) so the concatenation is one deflate stream; a
+ * chunks; each is compressed on its own with libdeflate into whole gzip members (runs of
+ * incompressible-looking segments as stored members, the rest at the configured level), so the
+ * concatenation is one multi-member gzip stream (RFC 1952 section 2.2, as eStargz layers are); a
  * ring of 2 x threads job slots bounds memory, workers take jobs in sequence, and the caller's
- * thread emits finished jobs in order, combining chunk CRCs for the trailer. With one thread
- * the same chunk function runs inline, so the bytes are the same. Design note:
- * docs/internals/image.md. */
+ * thread emits finished jobs in order. With one thread the same chunk function runs inline, so
+ * the bytes are the same. Design note: docs/internals/image.md. */
 #include "image/compress.h"
 
 #include "util/alloc.h"
 #include "util/error.h"
 
+#include <libdeflate.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
-#define DICT_MAX 32768
+#define SEG (16 * 1024)          /* bytes judged compressible or not as a unit */
+#define SEG_MIN 4096              /* shorter tails are always compressed */
+#define ENTROPY_STORE_MILLI 7900  /* above 7.9 bits/byte a segment is stored */
 #define CHUNK_MIN (64 * 1024)
 #define CHUNK_MAX (64 * 1024 * 1024)
 #define ZSTD_JOB_SIZE (4 * 1024 * 1024) /* fixed so the frame layout never follows defaults */
-
-/* The fixed gzip member header: no name, mtime 0, no extra flags, OS 255 ("unknown"). */
-static const unsigned char gzip_member_header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
 
 enum { JOB_FREE, JOB_QUEUED, JOB_DONE };
 
 typedef struct gz_job {
     unsigned char *in; /* chunk_size bytes */
     size_t in_len;
-    unsigned char *dict; /* DICT_MAX bytes: the input just before this chunk */
-    size_t dict_len;
-    unsigned char *out;
+    unsigned char *out; /* gzip members */
     size_t out_len, out_cap;
-    uint32_t crc; /* crc32 of in[0..in_len) */
-    bool last;    /* ends the deflate stream */
-    int state;    /* JOB_*, guarded by the compressor's mutex when threads run */
+    int state; /* JOB_*, guarded by the compressor's mutex when threads run */
     int error;
 } gz_job;
+
+/* A thread's pair of libdeflate compressors (they are not shareable between threads). */
+typedef struct gz_codecs {
+    struct libdeflate_compressor *level;  /* the configured level */
+    struct libdeflate_compressor *stored; /* level 0: stored blocks */
+} gz_codecs;
 
 typedef struct gz_state {
     gz_job *jobs;
     size_t njobs;
-    uint64_t fill;       /* sequence number of the job being filled */
-    uint64_t emit;       /* oldest job not yet handed to the sink */
-    uint64_t run;        /* next job a worker takes */
-    uint64_t queued;     /* jobs below this number are queued */
-    unsigned char *tail; /* last DICT_MAX bytes of input dispatched so far */
-    size_t tail_len;
-    z_stream inline_strm; /* threads == 1 */
-    bool inline_ready;
+    uint64_t fill;   /* sequence number of the job being filled */
+    uint64_t emit;   /* oldest job not yet handed to the sink */
+    uint64_t run;    /* next job a worker takes */
+    uint64_t queued; /* jobs below this number are queued */
+    gz_codecs inline_codecs; /* threads == 1 */
     pthread_t *threads;
     int nthreads; /* started worker threads (0 when inline) */
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     bool stop;
-    bool header_sent;
-    uint32_t crc;
-    uint64_t total_in;
 } gz_state;
 
 typedef struct zs_state {
@@ -126,50 +122,95 @@ static const codec none_codec = {none_start, none_write, none_finish, none_stop}
 
 /* ---- gzip: one chunk ---- */
 
-static int deflate_init(z_stream *s, int level)
+/* Order-0 entropy of p[0..n) in bits per byte, scaled by 1000. */
+static unsigned entropy_milli(const unsigned char *p, size_t n)
 {
-    memset(s, 0, sizeof(*s));
-    if (deflateInit2(s, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return sw_error_set(SW_ERROR, "gzip: deflateInit2 failed");
+    uint32_t count[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        count[p[i]]++;
+    double bits = 0;
+    for (int i = 0; i < 256; i++) {
+        if (count[i]) {
+            double q = (double)count[i] / (double)n;
+            bits -= q * log2(q);
+        }
+    }
+    return (unsigned)(bits * 1000);
+}
+
+static bool incompressible(const unsigned char *p, size_t n)
+{
+    return n >= SEG_MIN && entropy_milli(p, n) > ENTROPY_STORE_MILLI;
+}
+
+/* Appends one gzip member of p[0..n) made by comp to j->out. */
+static int gz_member(struct libdeflate_compressor *comp, gz_job *j, const unsigned char *p,
+                     size_t n)
+{
+    size_t bound = libdeflate_gzip_compress_bound(comp, n);
+    if (j->out_cap - j->out_len < bound) {
+        j->out_cap = j->out_len + bound;
+        j->out = sw_realloc(j->out, j->out_cap);
+    }
+    size_t w = libdeflate_gzip_compress(comp, p, n, j->out + j->out_len, j->out_cap - j->out_len);
+    if (w == 0)
+        return SW_ERROR;
+    j->out_len += w;
     return 0;
 }
 
-/* Compresses j->in into j->out with s (reset first). Runs on a worker or inline; touches
- * nothing but the job and the stream. */
-static int deflate_job(z_stream *s, gz_job *j)
+/* Compresses j->in into j->out as gzip members: the chunk is read in SEG-byte segments, runs of
+ * segments that look incompressible (order-0 entropy near 8 bits/byte: random or already
+ * compressed data) become stored members, the other runs members at the configured level.
+ * Runs on a worker or inline; touches nothing but the job and the compressors. */
+static int deflate_job(gz_codecs *z, gz_job *j)
 {
-    if (deflateReset(s) != Z_OK)
-        return SW_ERROR;
-    if (j->dict_len && deflateSetDictionary(s, j->dict, (uInt)j->dict_len) != Z_OK)
-        return SW_ERROR;
-    s->next_in = j->in;
-    s->avail_in = (uInt)j->in_len;
     j->out_len = 0;
-    int flush = j->last ? Z_FINISH : Z_SYNC_FLUSH;
-    for (;;) {
-        if (j->out_len == j->out_cap) {
-            j->out_cap *= 2;
-            j->out = sw_realloc(j->out, j->out_cap);
+    if (j->in_len == 0)
+        return gz_member(z->level, j, j->in, 0);
+    size_t off = 0;
+    while (off < j->in_len) {
+        size_t n = j->in_len - off < SEG ? j->in_len - off : SEG;
+        bool store = incompressible(j->in + off, n);
+        size_t run = n;
+        while (off + run < j->in_len) {
+            size_t m = j->in_len - off - run < SEG ? j->in_len - off - run : SEG;
+            if (incompressible(j->in + off + run, m) != store)
+                break;
+            run += m;
         }
-        s->next_out = j->out + j->out_len;
-        s->avail_out = (uInt)(j->out_cap - j->out_len);
-        int rc = deflate(s, flush);
-        j->out_len = j->out_cap - s->avail_out;
-        if (rc == Z_STREAM_ERROR)
-            return SW_ERROR;
-        if (j->last ? rc == Z_STREAM_END : (s->avail_in == 0 && s->avail_out > 0))
-            break;
+        int error = gz_member(store ? z->stored : z->level, j, j->in + off, run);
+        if (error < 0)
+            return error;
+        off += run;
     }
-    j->crc = (uint32_t)crc32(0L, j->in, (uInt)j->in_len);
     return 0;
+}
+
+static int codecs_init(gz_codecs *z, int level)
+{
+    z->level = libdeflate_alloc_compressor(level);
+    z->stored = libdeflate_alloc_compressor(0);
+    if (!z->level || !z->stored)
+        return sw_error_set(SW_ERROR, "gzip: cannot allocate a libdeflate compressor");
+    return 0;
+}
+
+static void codecs_free(gz_codecs *z)
+{
+    if (z->level)
+        libdeflate_free_compressor(z->level);
+    if (z->stored)
+        libdeflate_free_compressor(z->stored);
+    z->level = z->stored = NULL;
 }
 
 static void *gz_worker(void *arg)
 {
     sw_compress *c = arg;
     gz_state *g = &c->gz;
-    z_stream s;
-    bool ready = deflate_init(&s, c->level) == 0;
+    gz_codecs z = {0};
+    bool ready = codecs_init(&z, c->level) == 0;
     pthread_mutex_lock(&g->mu);
     for (;;) {
         while (!g->stop && g->run == g->queued)
@@ -179,15 +220,14 @@ static void *gz_worker(void *arg)
         gz_job *j = &g->jobs[g->run % g->njobs];
         g->run++;
         pthread_mutex_unlock(&g->mu);
-        int error = ready ? deflate_job(&s, j) : SW_ERROR;
+        int error = ready ? deflate_job(&z, j) : SW_ERROR;
         pthread_mutex_lock(&g->mu);
         j->error = error;
         j->state = JOB_DONE;
         pthread_cond_broadcast(&g->done);
     }
     pthread_mutex_unlock(&g->mu);
-    if (ready)
-        deflateEnd(&s);
+    codecs_free(&z);
     return NULL;
 }
 
@@ -215,16 +255,13 @@ static void gz_stop(sw_compress *c)
         pthread_cond_destroy(&g->done);
         pthread_mutex_destroy(&g->mu);
     }
-    if (g->inline_ready)
-        deflateEnd(&g->inline_strm);
+    codecs_free(&g->inline_codecs);
     for (size_t i = 0; g->jobs && i < g->njobs; i++) {
         sw_free(g->jobs[i].in);
-        sw_free(g->jobs[i].dict);
         sw_free(g->jobs[i].out);
     }
     sw_free(g->jobs);
     sw_free(g->threads);
-    sw_free(g->tail);
     memset(g, 0, sizeof(*g));
 }
 
@@ -248,19 +285,13 @@ static int gz_start(sw_compress *c)
     gz_state *g = &c->gz;
     g->njobs = c->threads > 1 ? 2 * (size_t)c->threads : 1;
     g->jobs = sw_calloc(g->njobs, sizeof(gz_job));
-    g->tail = sw_malloc(DICT_MAX);
-    uLong bound = compressBound((uLong)c->chunk) + 64; /* + the sync marker */
     for (size_t i = 0; i < g->njobs; i++) {
         g->jobs[i].in = sw_malloc(c->chunk);
-        g->jobs[i].dict = sw_malloc(DICT_MAX);
-        g->jobs[i].out_cap = bound;
-        g->jobs[i].out = sw_malloc(bound);
+        g->jobs[i].out_cap = c->chunk + c->chunk / 8 + 4096; /* grown by gz_member if needed */
+        g->jobs[i].out = sw_malloc(g->jobs[i].out_cap);
     }
-    if (c->threads == 1) {
-        int error = deflate_init(&g->inline_strm, c->level);
-        g->inline_ready = error == 0;
-        return error;
-    }
+    if (c->threads == 1)
+        return codecs_init(&g->inline_codecs, c->level);
     return gz_start_threads(c);
 }
 
@@ -272,17 +303,9 @@ static int gz_emit_job(sw_compress *c, gz_job *j)
     if (error < 0)
         return sw_error_set(error, "gzip: deflate failed on chunk %llu",
                             (unsigned long long)g->emit);
-    if (!g->header_sent) {
-        error = emit(c, gzip_member_header, sizeof(gzip_member_header));
-        if (error < 0)
-            return error;
-        g->header_sent = true;
-    }
     error = emit(c, j->out, j->out_len);
     if (error < 0)
         return error;
-    g->crc = (uint32_t)crc32_combine(g->crc, j->crc, (z_off_t)j->in_len);
-    g->total_in += j->in_len;
     j->in_len = 0;
     j->state = JOB_FREE;
     g->emit++;
@@ -312,22 +335,10 @@ static int gz_drain(sw_compress *c, uint64_t wait_until)
 }
 
 /* Queues the filled job (or runs it inline) and makes the next slot ready for filling. */
-static int gz_dispatch(sw_compress *c, bool last)
+static int gz_dispatch(sw_compress *c)
 {
     gz_state *g = &c->gz;
     gz_job *j = cur_job(g);
-    j->last = last;
-    memcpy(j->dict, g->tail, g->tail_len);
-    j->dict_len = g->tail_len;
-    if (j->in_len >= DICT_MAX) {
-        memcpy(g->tail, j->in + j->in_len - DICT_MAX, DICT_MAX);
-        g->tail_len = DICT_MAX;
-    } else if (j->in_len) {
-        size_t keep = g->tail_len + j->in_len > DICT_MAX ? DICT_MAX - j->in_len : g->tail_len;
-        memmove(g->tail, g->tail + g->tail_len - keep, keep);
-        memcpy(g->tail + keep, j->in, j->in_len);
-        g->tail_len = keep + j->in_len;
-    }
     if (g->nthreads) {
         pthread_mutex_lock(&g->mu);
         j->state = JOB_QUEUED;
@@ -335,7 +346,7 @@ static int gz_dispatch(sw_compress *c, bool last)
         pthread_cond_signal(&g->work);
         pthread_mutex_unlock(&g->mu);
     } else {
-        j->error = deflate_job(&g->inline_strm, j);
+        j->error = deflate_job(&g->inline_codecs, j);
         j->state = JOB_DONE;
         g->queued = ++g->fill;
     }
@@ -356,7 +367,7 @@ static int gz_write(sw_compress *c, const unsigned char *p, size_t n)
         p += k;
         n -= k;
         if (j->in_len == c->chunk) {
-            int error = gz_dispatch(c, false);
+            int error = gz_dispatch(c);
             if (error < 0)
                 return error;
         }
@@ -364,25 +375,14 @@ static int gz_write(sw_compress *c, const unsigned char *p, size_t n)
     return 0;
 }
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
+/* The remainder becomes the last chunk; an empty stream still gets one (empty) member. */
 static int gz_finish(sw_compress *c)
 {
     gz_state *g = &c->gz;
-    int error = gz_dispatch(c, true);
-    if (error < 0)
-        return error;
-    error = gz_drain(c, g->queued);
-    if (error < 0)
-        return error;
-    unsigned char trailer[8];
-    put_le32(trailer, g->crc);
-    put_le32(trailer + 4, (uint32_t)(g->total_in & 0xffffffffu));
-    return emit(c, trailer, sizeof(trailer));
+    int error = 0;
+    if (cur_job(g)->in_len || g->fill == 0)
+        error = gz_dispatch(c);
+    return error < 0 ? error : gz_drain(c, g->queued);
 }
 
 static const codec gzip_codec = {gz_start, gz_write, gz_finish, gz_stop};

@@ -1,9 +1,9 @@
 /* compress: streaming layer compression whose output bytes do not depend on the number of
- * threads. gzip is compressed in fixed-size input chunks, each an independent raw deflate
- * (primed with the previous 32 KiB, ended by a sync flush) run on worker threads and joined
- * in order into one gzip member; zstd uses libzstd's multithreaded streaming mode, whose
- * frames are the same for any worker count >= 1. Output reaches the sink in order, from the
- * caller's thread, while later chunks are still compressing. Design: docs/internals/image.md. */
+ * threads. gzip is compressed in fixed-size input chunks, each turned into whole gzip members by
+ * libdeflate on worker threads and joined in order (a multi-member gzip stream); zstd uses
+ * libzstd's multithreaded streaming mode, whose frames are the same for any worker count >= 1.
+ * Output reaches the sink in order, from the caller's thread, while later chunks are still
+ * compressing. Design: docs/internals/image.md. */
 #ifndef SW_IMAGE_COMPRESS_H
 #define SW_IMAGE_COMPRESS_H
 
@@ -49,7 +49,7 @@ int sw_compress_new(sw_compress **out, const sw_compress_opts *opts, sw_compress
 /* Feeds len uncompressed bytes. The sink may be called zero or more times meanwhile. */
 int sw_compress_write(sw_compress *c, const void *data, size_t len);
 /* Ends the stream: compresses what is buffered, waits for every worker and hands the rest
- * (with the gzip trailer or zstd epilogue) to the sink. Call once; then only _free. */
+ * (the last gzip members or the zstd epilogue) to the sink. Call once; then only _free. */
 int sw_compress_finish(sw_compress *c);
 /* Stops the workers (abandoning unfinished work) and frees. NULL is ignored. */
 void sw_compress_free(sw_compress *c);

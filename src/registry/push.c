@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <openssl/crypto.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,11 @@ struct sw_blob_upload {
     char what[WHAT_MAX]; /* "blob upload to registry/repository" */
     char *location;      /* path and query of the session on cx.host */
     sw_buf chunk;        /* bytes not sent yet, fewer than chunk_size */
+    sw_buf inflight;     /* the full chunk a sender thread is PATCHing meanwhile */
+    pthread_t sender;
+    bool sending;        /* sender runs: it alone touches cx, location and sent */
+    int send_error;      /* the sender's result, read after the join */
+    char send_msg[1024];
     size_t chunk_size;   /* PATCH size */
     size_t chunk_min;    /* the registry's OCI-Chunk-Min-Length, 0 if none */
     uint64_t sent;       /* bytes the registry accepted by PATCH */
@@ -213,13 +219,17 @@ static sw_blob_upload *upload_alloc(void)
     sw_blob_upload *u = sw_calloc(1, sizeof(*u));
     u->chunk_size = SW_UPLOAD_CHUNK_DEFAULT;
     sw_buf_init(&u->chunk, SW_UPLOAD_CHUNK_MAX);
+    sw_buf_init(&u->inflight, SW_UPLOAD_CHUNK_MAX);
     return u;
 }
 
 static void upload_free(sw_blob_upload *u)
 {
+    if (u->sending)
+        pthread_join(u->sender, NULL);
     sw_registry__call_dispose(&u->cx);
     sw_buf_dispose(&u->chunk);
+    sw_buf_dispose(&u->inflight);
     sw_free(u->location);
     sw_free(u);
 }
@@ -342,6 +352,47 @@ static int send_chunk(sw_blob_upload *u, const void *data, size_t len)
     return error;
 }
 
+static void *sender_main(void *arg)
+{
+    sw_blob_upload *u = arg;
+    u->send_error = send_chunk(u, u->inflight.ptr, u->inflight.len);
+    if (u->send_error < 0)
+        sw_strlcpy(u->send_msg, sw_error_msg(), sizeof(u->send_msg));
+    return NULL;
+}
+
+/* Waits for the PATCH in flight, if any; its failure becomes the upload's. */
+static int wait_sender(sw_blob_upload *u)
+{
+    if (!u->sending)
+        return 0;
+    pthread_join(u->sender, NULL);
+    u->sending = false;
+    sw_buf_clear(&u->inflight);
+    if (u->send_error < 0)
+        return upload_fail(u, sw_error_set(u->send_error, "%s", u->send_msg));
+    return 0;
+}
+
+/* Hands the full chunk to a sender thread, so the caller goes on producing the next one while
+ * the registry takes this one (at most one PATCH in flight, in order). */
+static int start_send(sw_blob_upload *u)
+{
+    int error = wait_sender(u);
+    if (error < 0)
+        return error;
+    sw_buf full = u->chunk;
+    u->chunk = u->inflight;
+    u->inflight = full;
+    if (pthread_create(&u->sender, NULL, sender_main, u) == 0) {
+        u->sending = true;
+        return 0;
+    }
+    error = send_chunk(u, u->inflight.ptr, u->inflight.len); /* no thread: send it here */
+    sw_buf_clear(&u->inflight);
+    return error;
+}
+
 int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
 {
     if (!u)
@@ -353,24 +404,14 @@ int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
     const unsigned char *p = data;
     u->written += len;
     while (len > 0) {
-        int error;
-        if (u->chunk.len == 0 && len >= u->chunk_size) {
-            /* A whole chunk straight from the caller's memory. */
-            error = send_chunk(u, p, u->chunk_size);
-            p += u->chunk_size;
-            len -= u->chunk_size;
-        } else {
-            size_t room = u->chunk_size - u->chunk.len;
-            size_t n = len < room ? len : room;
-            sw_buf_put(&u->chunk, p, n);
-            p += n;
-            len -= n;
-            error = sw_buf_error(&u->chunk);
-            if (error == 0 && u->chunk.len == u->chunk_size) {
-                error = send_chunk(u, u->chunk.ptr, u->chunk.len);
-                sw_buf_clear(&u->chunk);
-            }
-        }
+        size_t room = u->chunk_size - u->chunk.len;
+        size_t n = len < room ? len : room;
+        sw_buf_put(&u->chunk, p, n);
+        p += n;
+        len -= n;
+        int error = sw_buf_error(&u->chunk);
+        if (error == 0 && u->chunk.len == u->chunk_size)
+            error = start_send(u);
         if (error < 0)
             return upload_fail(u, error);
     }
@@ -380,6 +421,10 @@ int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
 /* DELETE the session; errors are ignored, and the caller's error message is kept. */
 static void cancel_session(sw_blob_upload *u)
 {
+    if (u->sending) {
+        pthread_join(u->sender, NULL); /* its outcome no longer matters */
+        u->sending = false;
+    }
     if (!u->location)
         return;
     char msg[1024];
@@ -444,7 +489,9 @@ int sw_registry_upload_commit(sw_blob_upload *u, const char *digest)
 {
     if (!u)
         return sw_error_set(SW_EINVALID, "upload_commit: no session");
-    int error = u->error ? sticky_error(u) : check_digest(digest);
+    int error = wait_sender(u);
+    if (error == 0)
+        error = u->error ? sticky_error(u) : check_digest(digest);
     if (error == 0)
         error = commit_put(u, digest);
     if (error < 0)

@@ -36,9 +36,10 @@ int sw_registry_upload_start(sw_registry *r, const sw_registry_call *c, const sw
 /* Chunk size for this session (default SW_UPLOAD_CHUNK_DEFAULT, at most SW_UPLOAD_CHUNK_MAX,
  * at least the registry's OCI-Chunk-Min-Length). Only before the first write. */
 void sw_registry_upload_set_chunk_size(sw_blob_upload *u, size_t n);
-/* Appends data. A PATCH is sent (never retried: a chunk's fate is unknown after a failure)
- * whenever a chunk is full. On failure the error is sticky: every later write and the commit
- * return it, the session is lost, and the caller must abort and restart from the first byte
+/* Appends data (copied). Whenever a chunk is full it is PATCHed by a helper thread while the
+ * caller goes on writing (one PATCH in flight, in order; never retried: a chunk's fate is
+ * unknown after a failure). On failure the error is sticky: a later write or the commit
+ * returns it, the session is lost, and the caller must abort and restart from the first byte
  * with a new session (sw_registry_push_blob does that by itself). */
 int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len);
 /* Bytes written so far (for progress displays). */

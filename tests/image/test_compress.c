@@ -1,6 +1,7 @@
 /* Unit tests for src/image/compress: parallel gzip gives the same bytes for 1, 2 and 8
- * threads and for any write slicing, is one valid gzip member (zlib inflates it back, checking
- * CRC and ISIZE) with the fixed header; chunk-boundary cases (empty, exact multiples); zstd
+ * threads and for any write slicing, is a valid multi-member gzip stream (zlib inflates each
+ * member, checking CRC and ISIZE) with fixed headers; incompressible runs are stored;
+ * chunk-boundary cases (empty, exact multiples); zstd
  * round trip and thread independence; pass-through; sink errors; option checks. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,9 +61,11 @@ static char *compress_with(sw_compress_kind kind, int threads, size_t chunk,
     return sw_buf_detach(&b, out_len);
 }
 
-/* Inflates a gzip member with zlib (which checks the CRC-32 and ISIZE trailer). */
-static void assert_gunzips_to(const char *gz, size_t gz_len, const unsigned char *want,
-                              size_t want_len)
+/* Inflates a multi-member gzip stream with zlib, member by member (zlib checks each member's
+ * CRC-32 and ISIZE), and checks every member header is the fixed one (mtime 0, no name, OS
+ * "unknown"). Returns the number of members. */
+static size_t assert_gunzips_to(const char *gz, size_t gz_len, const unsigned char *want,
+                                size_t want_len)
 {
     unsigned char *out = sw_malloc(want_len + 1);
     z_stream s;
@@ -72,12 +75,47 @@ static void assert_gunzips_to(const char *gz, size_t gz_len, const unsigned char
     s.avail_in = (uInt)gz_len;
     s.next_out = out;
     s.avail_out = (uInt)want_len + 1;
-    assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
-    assert_int_equal(s.total_out, want_len);
-    assert_int_equal(s.avail_in, 0); /* one member, nothing after it */
+    size_t members = 0;
+    do {
+        static const unsigned char hdr[4] = {0x1f, 0x8b, 8, 0};
+        assert_true(s.avail_in >= 10);
+        assert_memory_equal(s.next_in, hdr, 4);
+        assert_memory_equal(s.next_in + 4, "\0\0\0\0", 4); /* mtime */
+        assert_int_equal(s.next_in[9], 0xff);
+        assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
+        members++;
+        if (s.avail_in)
+            assert_int_equal(inflateReset(&s), Z_OK);
+    } while (s.avail_in);
+    assert_int_equal((size_t)(s.next_out - out), want_len); /* total_out restarts per member */
     assert_memory_equal(out, want, want_len);
     inflateEnd(&s);
     sw_free(out);
+    return members;
+}
+
+/* Random data is stored, not searched: the layer grows by member overhead only; text shrinks. */
+static void test_gzip_stores_incompressible_runs(void **state)
+{
+    size_t n = 3 * MIB, lr, lt;
+    unsigned char *rnd = sw_malloc(n), *txt = make_input(n);
+    uint64_t x = 42;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        rnd[i] = (unsigned char)(x >> 56);
+        txt[i] = ((i / 100000) % 2) ? (unsigned char)("abcdefgh"[x >> 61]) : txt[i];
+    }
+    char *r = compress_with(SW_COMPRESS_GZIP, 2, 0, rnd, n, 0, &lr);
+    char *t = compress_with(SW_COMPRESS_GZIP, 2, 0, txt, n, 0, &lt);
+    assert_true(lr > n && lr < n + n / 500);
+    assert_int_equal(r[8], 4); /* XFL: a stored member says "fastest" */
+    assert_true(lt < n / 2);
+    assert_int_equal(assert_gunzips_to(r, lr, rnd, n), 3); /* one stored member per chunk */
+    assert_gunzips_to(t, lt, txt, n);
+    sw_free(r);
+    sw_free(t);
+    sw_free(rnd);
+    sw_free(txt);
 }
 
 static void test_gzip_thread_count_independent(void **state)
@@ -95,9 +133,8 @@ static void test_gzip_thread_count_independent(void **state)
     assert_memory_equal(g1, g8, l1);
     assert_memory_equal(g1, gs, l1);
     assert_true(l1 < n); /* the text half compresses */
-    static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
-    assert_memory_equal(g1, hdr, 10);
-    assert_gunzips_to(g1, l1, in, n);
+    /* the text and random runs alternate every 100000 bytes: members follow them */
+    assert_true(assert_gunzips_to(g1, l1, in, n) > 6);
     sw_free(g1);
     sw_free(g2);
     sw_free(g8);
@@ -293,6 +330,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gzip_thread_count_independent),
         cmocka_unit_test(test_gzip_chunk_boundaries),
+        cmocka_unit_test(test_gzip_stores_incompressible_runs),
         cmocka_unit_test(test_zstd_round_trip_and_threads),
         cmocka_unit_test(test_zstd_small_and_empty),
         cmocka_unit_test(test_none_passes_through),

@@ -125,8 +125,12 @@ static void test_layer_digests_and_sizes(void **state)
     s.avail_in = (uInt)blob_len;
     s.next_out = back;
     s.avail_out = (uInt)back_len;
-    assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
-    assert_int_equal(s.total_out, tar.len);
+    do { /* member by member: the blob is a multi-member gzip stream */
+        assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
+        if (s.avail_in)
+            assert_int_equal(inflateReset(&s), Z_OK);
+    } while (s.avail_in);
+    assert_int_equal((size_t)(s.next_out - back), tar.len);
     assert_memory_equal(back, tar.ptr, tar.len);
     inflateEnd(&s);
 

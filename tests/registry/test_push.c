@@ -596,7 +596,10 @@ static void test_push__patch_failure_is_sticky(void **state)
     sw_blob_upload *u = NULL;
     CHECK(sw_registry_upload_start(r, &insecure, &repo, &u));
     sw_registry_upload_set_chunk_size(u, 65536);
-    assert_int_equal(sw_registry_upload_write(u, data, 100000), SW_EUNAVAILABLE);
+    /* The first chunk's PATCH runs behind the writer; its 503 surfaces when the next chunk
+     * is full (or at the commit). */
+    assert_int_equal(sw_registry_upload_write(u, data, 100000), 0);
+    assert_int_equal(sw_registry_upload_write(u, data, 65536), SW_EUNAVAILABLE);
     assert_non_null(strstr(sw_error_msg(), "503"));
     assert_int_equal(F.patches, 1); /* a chunk is never re-sent */
     sw_error_clear();
@@ -605,6 +608,14 @@ static void test_push__patch_failure_is_sticky(void **state)
     assert_int_equal(F.patches, 1);
     sw_registry_upload_abort(u);
     assert_int_equal(F.deletes, 1);
+    /* A PATCH still in flight at the commit: the commit waits for it and fails with it. */
+    CHECK(sw_registry_upload_start(r, &insecure, &repo, &u));
+    sw_registry_upload_set_chunk_size(u, 65536);
+    assert_int_equal(sw_registry_upload_write(u, data, 100000), 0);
+    assert_int_equal(sw_registry_upload_commit(u, digest), SW_EUNAVAILABLE);
+    assert_non_null(strstr(sw_error_msg(), "503"));
+    assert_int_equal(F.patches, 2);
+    assert_int_equal(F.deletes, 2);
     sw_free(data);
 }
 
