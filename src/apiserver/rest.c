@@ -154,8 +154,8 @@ void sw_rest_reply_object(sw_response *resp, const sw_request *req, const sw_kin
 {
     if (sw_table_wanted(req)) {
         json_t *items = json_pack("[O]", obj);
-        json_t *t = sw_table_build(k, items, sw_json_str_at(obj, "metadata.resourceVersion"), NULL,
-                                   true);
+        json_t *t =
+            sw_table_build(k, items, sw_json_str_at(obj, "metadata.resourceVersion"), NULL, true);
         sw_response_json(resp, status, t);
         json_decref(t);
         json_decref(items);
@@ -475,7 +475,8 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
     else if (!strcmp(m, "DELETE") && !rt.has_name)
         sw_rest_delete_collection(api, req, &rt, resp);
     else
-        sw_response_error(resp, SW_EMETHOD, "the server does not allow this method on the "
-                                             "requested resource",
+        sw_response_error(resp, SW_EMETHOD,
+                          "the server does not allow this method on the "
+                          "requested resource",
                           rt.kind, NULL);
 }

@@ -38,8 +38,7 @@ static int field_validation(const sw_request *req)
     return 1;
 }
 
-static int check_fields(const sw_request *req, const sw_kind *k, json_t *obj,
-                        sw_response *resp)
+static int check_fields(const sw_request *req, const sw_kind *k, json_t *obj, sw_response *resp)
 {
     int mode = field_validation(req);
     static const char strict_prefix[] = "strict decoding error: ";
@@ -158,8 +157,8 @@ static void keep_stored(stored *st, const char *key, char *val, size_t len, int6
 }
 
 /* Replies with the stored text when there is one (and no Table was asked for), else with obj. */
-static void reply_stored(sw_api *api, sw_response *resp, const sw_request *req,
-                         const sw_kind *k, int status, const json_t *obj, stored *st)
+static void reply_stored(sw_api *api, sw_response *resp, const sw_request *req, const sw_kind *k,
+                         int status, const json_t *obj, stored *st)
 {
     if (st->text && !sw_table_wanted(req)) {
         sw_buf_clear(&resp->body);
@@ -371,7 +370,7 @@ void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
         json_decref(obj);
         /* update_object consumes its input; only a retry needs the body again */
         obj = attempt + 1 < CAS_RETRIES && !sw_object_rv(body) ? json_deep_copy(body)
-                                                                 : json_incref(body);
+                                                               : json_incref(body);
         error = fetch(api, rt, &cur);
         if (error == 0)
             error = update_object(api, req, rt, &obj, &cur, status, &st);
@@ -404,8 +403,8 @@ static int apply_patch(const sw_request *req, const sw_kind *k, const json_t *cu
     return sw_patch_merge(cur, patch, out);
 }
 
-static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt,
-                      const json_t *patch, json_t **result, sw_response *resp, stored *st)
+static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt, const json_t *patch,
+                      json_t **result, sw_response *resp, stored *st)
 {
     sw_kv cur = {0};
     json_t *old = NULL;
@@ -458,7 +457,8 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
                              "application/strategic-merge-patch+json");
     if (error == 0)
         error = parse_body(req, &patch);
-    bool pinned = error == 0 && json_is_object(patch) && sw_json_str_at(patch, "metadata.resourceVersion");
+    bool pinned =
+        error == 0 && json_is_object(patch) && sw_json_str_at(patch, "metadata.resourceVersion");
     resp->status = 200;
     for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
         json_decref(result);
@@ -538,8 +538,8 @@ static int mark_deleting(sw_api *api, const sw_request *req, const sw_route *rt,
     return error;
 }
 
-static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt,
-                       const delete_opts *o, json_t **objp)
+static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt, const delete_opts *o,
+                       json_t **objp)
 {
     sw_kv cur = {0};
     char key[600];

@@ -48,34 +48,40 @@ typedef struct server_flags {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: slipway server [flags]\n\n"
-            "Runs the Kubernetes-compatible API server on an embedded SQLite store.\n\n"
-            "Flags:\n"
-            "  --data-dir DIR              where the store and admin.kubeconfig live (default ./slipway-data)\n"
-            "  --listen HOST:PORT          address to serve on (default 127.0.0.1:6443)\n"
-            "  --insecure-anonymous        accept requests without a token (loopback addresses only)\n"
-            "  --plain-http                serve HTTP instead of HTTPS (loopback addresses only; kubectl\n"
-            "                              will not send its token over it, so pair it with\n"
-            "                              --insecure-anonymous or use curl/python clients)\n"
-            "  --image-registry HOST:PORT  the registry ImageStreams push to; sets\n"
-            "                              status.dockerImageRepository (OpenShift's internalRegistryHostname)\n"
-            "  --insecure-registry HOST:PORT  a registry reached over plain HTTP or without TLS\n"
-            "                              verification, for every import and build (repeatable)\n"
-            "  --registry-notifications-token-file FILE  accept the distribution registry's\n"
-            "                              notifications at POST /notifications/registry with\n"
-            "                              Authorization: Bearer <the token in FILE>\n"
-            "  --registry-connections N    concurrent requests to one registry (default 16)\n"
-            "  --scheduled-import-interval SECONDS  minimum time between two scheduled imports of a\n"
-            "                              tag (default 900, OpenShift's default)\n"
-            "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
-            "  --no-controllers            serve the API only (run `slipway controllers` elsewhere)\n"
-            "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without fsync\n"
-            "                              per commit (survives a process crash, not a power loss)\n"
-            "  --compact-interval SECONDS  how often old revisions are compacted (default 60; 0: never)\n"
-            "  --compact-keep N            newest revisions kept by compaction (default 10000)\n"
-            "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
-            "  -h, --help                  show this help\n");
+    fprintf(
+        f,
+        "Usage: slipway server [flags]\n\n"
+        "Runs the Kubernetes-compatible API server on an embedded SQLite store.\n\n"
+        "Flags:\n"
+        "  --data-dir DIR              where the store and admin.kubeconfig live (default "
+        "./slipway-data)\n"
+        "  --listen HOST:PORT          address to serve on (default 127.0.0.1:6443)\n"
+        "  --insecure-anonymous        accept requests without a token (loopback addresses only)\n"
+        "  --plain-http                serve HTTP instead of HTTPS (loopback addresses only; "
+        "kubectl\n"
+        "                              will not send its token over it, so pair it with\n"
+        "                              --insecure-anonymous or use curl/python clients)\n"
+        "  --image-registry HOST:PORT  the registry ImageStreams push to; sets\n"
+        "                              status.dockerImageRepository (OpenShift's "
+        "internalRegistryHostname)\n"
+        "  --insecure-registry HOST:PORT  a registry reached over plain HTTP or without TLS\n"
+        "                              verification, for every import and build (repeatable)\n"
+        "  --registry-notifications-token-file FILE  accept the distribution registry's\n"
+        "                              notifications at POST /notifications/registry with\n"
+        "                              Authorization: Bearer <the token in FILE>\n"
+        "  --registry-connections N    concurrent requests to one registry (default 16)\n"
+        "  --scheduled-import-interval SECONDS  minimum time between two scheduled imports of a\n"
+        "                              tag (default 900, OpenShift's default)\n"
+        "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
+        "  --no-controllers            serve the API only (run `slipway controllers` elsewhere)\n"
+        "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without "
+        "fsync\n"
+        "                              per commit (survives a process crash, not a power loss)\n"
+        "  --compact-interval SECONDS  how often old revisions are compacted (default 60; 0: "
+        "never)\n"
+        "  --compact-keep N            newest revisions kept by compaction (default 10000)\n"
+        "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
+        "  -h, --help                  show this help\n");
 }
 
 static int parse_listen(const char *s, server_flags *f)
@@ -237,8 +243,7 @@ static int run(server_flags *f)
     if ((error = load_secret(f->data_dir, "token", token, sizeof(token))) < 0 ||
         (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0)
         return error;
-    if (!f->plain_http &&
-        (error = sw_tls_load_or_create(f->data_dir, f->host, &cert, &key)) < 0)
+    if (!f->plain_http && (error = sw_tls_load_or_create(f->data_dir, f->host, &cert, &key)) < 0)
         return error;
     snprintf(dbpath, sizeof(dbpath), "%s/state.db", f->data_dir);
     sw_sqlite_opts so = {.sync_full = f->sync_full};
@@ -262,10 +267,14 @@ static int run(server_flags *f)
         goto done;
     if ((error = sw_watchcache_new(&api.cache, &api, 8192)) < 0)
         goto done;
-    sw_apiserver_opts o = {.host = f->host, .port = f->port, .token = token,
+    sw_apiserver_opts o = {.host = f->host,
+                           .port = f->port,
+                           .token = token,
                            .anonymous = f->anonymous,
                            .compact_interval = (int)f->compact_interval,
-                           .compact_keep = f->compact_keep, .tls_cert = cert, .tls_key = key};
+                           .compact_keep = f->compact_keep,
+                           .tls_cert = cert,
+                           .tls_key = key};
     if ((error = sw_apiserver_start(&srv, &api, &o)) < 0)
         goto done;
     if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
@@ -274,18 +283,20 @@ static int run(server_flags *f)
         /* The embedded controllers are API clients of this server, like any other. */
         char kcpath[4200];
         snprintf(kcpath, sizeof(kcpath), "%s/admin.kubeconfig", f->data_dir);
-        sw_controllers_opts co = {.kubeconfig = kcpath,
-                                  .import = {.scheduled_interval_s = (int)f->scheduled_interval,
-                                             .max_scheduled_per_minute =
-                                                 (int)f->scheduled_per_minute},
-                                  .build = {.insecure_registries = f->insecure}};
+        sw_controllers_opts co = {
+            .kubeconfig = kcpath,
+            .import = {.scheduled_interval_s = (int)f->scheduled_interval,
+                       .max_scheduled_per_minute = (int)f->scheduled_per_minute},
+            .build = {.insecure_registries = f->insecure}};
         if ((error = sw_controllers_start(&ctrl, &co)) < 0)
             goto done;
     }
-    sw_log(SW_LOG_WARN, "slipway %s serving on %s://%s:%u (revision %lld, ready in %lldms); "
-                        "kubeconfig: %s/admin.kubeconfig",
-           SW_VERSION, cert ? "https" : "http", f->host, f->port, (long long)sw_store_current_revision(store),
-           (long long)(sw_time_mono_ms() - t0), f->data_dir);
+    sw_log(SW_LOG_WARN,
+           "slipway %s serving on %s://%s:%u (revision %lld, ready in %lldms); "
+           "kubeconfig: %s/admin.kubeconfig",
+           SW_VERSION, cert ? "https" : "http", f->host, f->port,
+           (long long)sw_store_current_revision(store), (long long)(sw_time_mono_ms() - t0),
+           f->data_dir);
     sigset_t set;
     int sig;
     sigemptyset(&set);
@@ -308,9 +319,14 @@ done:
 
 int sw_cmd_server(int argc, char **argv)
 {
-    server_flags f = {.data_dir = "slipway-data", .host = "127.0.0.1", .port = 6443,
-                      .sync_full = true, .compact_interval = 60, .compact_keep = 10000,
-                      .scheduled_interval = 900, .scheduled_per_minute = 60};
+    server_flags f = {.data_dir = "slipway-data",
+                      .host = "127.0.0.1",
+                      .port = 6443,
+                      .sync_full = true,
+                      .compact_interval = 60,
+                      .compact_keep = 10000,
+                      .scheduled_interval = 900,
+                      .scheduled_per_minute = 60};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -327,8 +343,9 @@ int sw_cmd_server(int argc, char **argv)
         return 2;
     }
     if (f.anonymous && !loopback(f.host)) {
-        fprintf(stderr, "slipway server: --insecure-anonymous is refused on the non-loopback "
-                        "address %s\n",
+        fprintf(stderr,
+                "slipway server: --insecure-anonymous is refused on the non-loopback "
+                "address %s\n",
                 f.host);
         return 2;
     }

@@ -19,8 +19,8 @@
 #include <zstd.h>
 
 #define SEG (16 * 1024)          /* bytes judged compressible or not as a unit */
-#define SEG_MIN 4096              /* shorter tails are always compressed */
-#define ENTROPY_STORE_MILLI 7900  /* above 7.9 bits/byte a segment is stored */
+#define SEG_MIN 4096             /* shorter tails are always compressed */
+#define ENTROPY_STORE_MILLI 7900 /* above 7.9 bits/byte a segment is stored */
 #define CHUNK_MIN (64 * 1024)
 #define CHUNK_MAX (64 * 1024 * 1024)
 #define ZSTD_JOB_SIZE (4 * 1024 * 1024) /* fixed so the frame layout never follows defaults */
@@ -45,10 +45,10 @@ typedef struct gz_codecs {
 typedef struct gz_state {
     gz_job *jobs;
     size_t njobs;
-    uint64_t fill;   /* sequence number of the job being filled */
-    uint64_t emit;   /* oldest job not yet handed to the sink */
-    uint64_t run;    /* next job a worker takes */
-    uint64_t queued; /* jobs below this number are queued */
+    uint64_t fill;           /* sequence number of the job being filled */
+    uint64_t emit;           /* oldest job not yet handed to the sink */
+    uint64_t run;            /* next job a worker takes */
+    uint64_t queued;         /* jobs below this number are queued */
     gz_codecs inline_codecs; /* threads == 1 */
     pthread_t *threads;
     int nthreads; /* started worker threads (0 when inline) */

@@ -309,6 +309,21 @@ static bool ok_status(const reg_resp *resp)
     return resp->status >= 200 && resp->status < 300;
 }
 
+/* GET path into resp with the body capped at max bytes: a larger one is refused (SW_EINVALID),
+ * a status other than 2xx is an error (status_error). what names the object in messages. */
+static int get_capped(reg_call *cx, const char *path, const char *accept, size_t max,
+                      const char *what, reg_resp *resp)
+{
+    int error = exec(cx, "GET", path, accept, max, resp);
+    if (error < 0 && resp->too_large)
+        return sw_error_set(SW_EINVALID,
+                            "%s is larger than %zu bytes (Content-Length %lld); refused", what, max,
+                            (long long)resp->content_length);
+    if (error < 0)
+        return error;
+    return ok_status(resp) ? 0 : status_error(cx, resp, what);
+}
+
 /* Content-Type without parameters into out[128]. */
 static void bare_content_type(const char *ct, char *out)
 {
@@ -360,18 +375,9 @@ static int get_manifest_cx(reg_call *cx, const sw_ref *ref, char **body, size_t 
     manifest_what(ref, what, sizeof(what));
     manifest_path(ref, &path);
     int error =
-        exec(cx, "GET", sw_buf_cstr(&path), SW_MANIFEST_ACCEPT, SW_MANIFEST_MAX_BYTES, &resp);
-    if (error < 0 && resp.too_large)
-        error = sw_error_set(SW_EINVALID,
-                             "%s is larger than %d bytes (Content-Length %lld); "
-                             "refused",
-                             what, SW_MANIFEST_MAX_BYTES, (long long)resp.content_length);
+        get_capped(cx, sw_buf_cstr(&path), SW_MANIFEST_ACCEPT, SW_MANIFEST_MAX_BYTES, what, &resp);
     if (error < 0)
         goto done;
-    if (!ok_status(&resp)) {
-        error = status_error(cx, &resp, what);
-        goto done;
-    }
     sha256_digest(resp.body.ptr ? resp.body.ptr : "", resp.body.len, got);
     const char *expected = ref->digest[0] ? ref->digest : resp.digest;
     if (expected[0] && !sw_ref_digest_valid(expected)) {
@@ -491,18 +497,9 @@ static int get_blob_cx(reg_call *cx, const sw_ref *repo, const char *digest, siz
     sw_registry__resp_init(&resp);
     snprintf(what, sizeof(what), "blob %s of %s", digest, cx->display);
     sw_buf_printf(&path, "/v2/%s/blobs/%s", repo->repository, digest);
-    int error = exec(cx, "GET", sw_buf_cstr(&path), NULL, max, &resp);
-    if (error < 0 && resp.too_large)
-        error = sw_error_set(SW_EINVALID,
-                             "%s is larger than %zu bytes (Content-Length %lld); "
-                             "refused",
-                             what, max, (long long)resp.content_length);
+    int error = get_capped(cx, sw_buf_cstr(&path), NULL, max, what, &resp);
     if (error < 0)
         goto done;
-    if (!ok_status(&resp)) {
-        error = status_error(cx, &resp, what);
-        goto done;
-    }
     sha256_digest(resp.body.ptr ? resp.body.ptr : "", resp.body.len, got);
     if (strcmp(got, digest) != 0) {
         error = sw_error_set(SW_EINVALID, "blob digest mismatch: expected %s got %s (%s)", digest,

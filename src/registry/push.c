@@ -33,15 +33,15 @@ struct sw_blob_upload {
     sw_buf chunk;        /* bytes not sent yet, fewer than chunk_size */
     sw_buf inflight;     /* the full chunk a sender thread is PATCHing meanwhile */
     pthread_t sender;
-    bool sending;        /* sender runs: it alone touches cx, location and sent */
-    int send_error;      /* the sender's result, read after the join */
+    bool sending;   /* sender runs: it alone touches cx, location and sent */
+    int send_error; /* the sender's result, read after the join */
     char send_msg[1024];
-    size_t chunk_size;   /* PATCH size */
-    size_t chunk_min;    /* the registry's OCI-Chunk-Min-Length, 0 if none */
-    uint64_t sent;       /* bytes the registry accepted by PATCH */
-    uint64_t written;    /* bytes given to write() */
-    int error;           /* 0, or the first failure (sticky) */
-    char message[1024];  /* its message */
+    size_t chunk_size;  /* PATCH size */
+    size_t chunk_min;   /* the registry's OCI-Chunk-Min-Length, 0 if none */
+    uint64_t sent;      /* bytes the registry accepted by PATCH */
+    uint64_t written;   /* bytes given to write() */
+    int error;          /* 0, or the first failure (sticky) */
+    char message[1024]; /* its message */
 };
 
 static void stat_add(uint64_t *counter, uint64_t n)
