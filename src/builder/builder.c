@@ -48,6 +48,7 @@
 #define SOURCE_DIGEST_KEY "build.slipway.dev/source-digest" /* on the Build (the server's) */
 #define INPUT_DIGEST_KEY "build.slipway.dev/input-digest"   /* on the manifest */
 #define BASE_IMAGE_KEY "build.slipway.dev/base-image"       /* on the manifest: FROM as written */
+#define COMPRESSION_KEY "build.slipway.dev/compression"     /* on the manifest: "gzip/6" */
 #ifndef SW_VERSION
 #define SW_VERSION "0"
 #endif
@@ -82,6 +83,7 @@ typedef struct bld {
     char **build_args, **env, **labels; /* NULL-terminated "K=V" lists */
     int64_t epoch;
     sw_compress_kind compression;
+    int level; /* SLIPWAY_COMPRESSION_LEVEL; 0: the compression's default */
     bool no_cache;
     const char *source_digest;               /* binary builds: the upload's sha256, or NULL */
     char input_digest[SW_SHA256_DIGEST_BUF]; /* "" unless source_digest */
@@ -295,6 +297,15 @@ static int options(bld *b)
     if (sw_compress_kind_parse(comp ? comp : "", &b->compression) < 0)
         return sw_error_set(SW_EINVALID, "SLIPWAY_COMPRESSION=%.40s: want gzip, zstd or none",
                             comp);
+    const char *lvl = build_option(b, "SLIPWAY_COMPRESSION_LEVEL");
+    int64_t level = 0;
+    int top = b->compression == SW_COMPRESS_ZSTD ? 19 : 9;
+    if (lvl && *lvl &&
+        (sw_str_to_i64(lvl, &level) < 0 || level < 1 || level > top ||
+         b->compression == SW_COMPRESS_NONE))
+        return sw_error_set(SW_EINVALID, "SLIPWAY_COMPRESSION_LEVEL=%.40s: want 1-%d for %s", lvl,
+                            top, sw_compress_kind_name(b->compression));
+    b->level = (int)level;
     b->no_cache =
         sw_json_bool_at(json_object_get(b->build, "spec"), "strategy.dockerStrategy.noCache");
     env_list(b, "strategy.dockerStrategy.buildArgs", "build arg", &b->build_args, false);
@@ -620,8 +631,22 @@ static int resolve_output(bld *b)
     return 0;
 }
 
+/* "gzip/6", "zstd/3" or "none": the compression and its level, the default resolved. */
+static void compression_name(const bld *b, char *out, size_t n)
+{
+    int level = b->level ? b->level
+                : b->compression == SW_COMPRESS_ZSTD ? SW_COMPRESS_ZSTD_LEVEL
+                                                     : SW_COMPRESS_GZIP_LEVEL;
+    if (b->compression == SW_COMPRESS_NONE)
+        snprintf(out, n, "none");
+    else
+        snprintf(out, n, "%s/%d", sw_compress_kind_name(b->compression), level);
+}
+
 /* The layers of the image now at the output tag, by diff_id, for layers whose media type this
- * build would write. A missing tag or an unreadable image only means no reuse. */
+ * build would write. A missing tag or an unreadable image only means no reuse, and so does an
+ * image slipway wrote with another compression level (its layers would not be this build's
+ * bytes). */
 static void load_cache(bld *b)
 {
     sw_registry_call call = {.creds = b->push_creds};
@@ -633,7 +658,16 @@ static void load_cache(bld *b)
     b->cache = json_object();
     if (b->no_cache)
         return;
+    char comp[32];
+    compression_name(b, comp, sizeof(comp));
     int error = platform_manifest(b, &call, &b->out, &m, digest);
+    const char *had = error == 0 ? sw_manifest_annotation(m, COMPRESSION_KEY) : NULL;
+    if (had && strcmp(had, comp)) {
+        say(b, "note: the image at %s was compressed as %.40s, this build as %s: no layer reuse",
+            b->out_name, had, comp);
+        sw_manifest_free(m);
+        return;
+    }
     if (error == 0)
         error = sw_registry_get_blob(b->reg, &call, &b->out, sw_manifest_config(m)->digest,
                                      SW_OCI_CONFIG_MAX, &config, &clen);
@@ -686,14 +720,14 @@ static void input_digest(const bld *b, const char *base, char out[SW_SHA256_DIGE
     char *text = NULL;
     size_t len = 0;
     json_t *j = json_pack(
-        "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:O?, s:s, s:o, s:o, s:O?, s:I, s:s}", "builder",
+        "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:O?, s:s, s:o, s:o, s:O?, s:I, s:s, s:I}", "builder",
         SW_VERSION, "source", b->source_digest, "dockerfile", spec_str(b, "source.dockerfile"),
         "dockerfilePath", spec_str(b, "strategy.dockerStrategy.dockerfilePath"), "contextDir",
         spec_str(b, "source.contextDir"), "asFile", spec_str(b, "source.binary.asFile"),
         "revision", sw_json_at(spec, "revision"), "base", base, "buildArgs",
         strv_json(b->build_args), "env", strv_json(b->env), "imageLabels",
         sw_json_at(spec, "output.imageLabels"), "epoch", (json_int_t)b->epoch, "compression",
-        sw_compress_kind_name(b->compression));
+        sw_compress_kind_name(b->compression), "level", (json_int_t)b->level);
     out[0] = '\0';
     if (j && sw_oci_json_canonical(j, &text, &len) == 0)
         sw_sha256_digest(text, len, out);
@@ -807,6 +841,7 @@ static int stream_layer(bld *b, sw_tar *tar, sw_layer_info *info)
     sw_registry_call call = {.creds = b->push_creds};
     sw_layer_opts lo = SW_LAYER_OPTS_INIT;
     lo.compression = b->compression;
+    lo.level = b->level;
     lo.threads = b->o->threads;
     lo.epoch = b->epoch;
     if (!b->push)
@@ -873,6 +908,10 @@ static int new_image(bld *b)
         error = sw_oci_image_set_annotation(b->img, INPUT_DIGEST_KEY, b->input_digest);
     if (error == 0 && b->input_digest[0])
         error = sw_oci_image_set_annotation(b->img, BASE_IMAGE_KEY, b->base_name);
+    char comp[32];
+    compression_name(b, comp, sizeof(comp));
+    if (error == 0)
+        error = sw_oci_image_set_annotation(b->img, COMPRESSION_KEY, comp);
     return error;
 }
 

@@ -22,6 +22,7 @@ struct sw_manifest {
     sw_descriptor config;   /* image manifests only */
     sw_descriptor *items;   /* layers or index entries */
     size_t n;
+    json_t *annotations; /* the top-level "annotations" object, or NULL */
 };
 
 static const struct {
@@ -224,6 +225,8 @@ int sw_manifest_parse(const char *media_type, const char *body, size_t len, sw_m
     m = sw_calloc(1, sizeof(*m));
     m->kind = known_types[type].kind;
     m->media_type = known_types[type].type;
+    if (json_is_object(json_object_get(root, "annotations")))
+        m->annotations = json_incref(json_object_get(root, "annotations"));
     if (m->kind == SW_MANIFEST_IMAGE) {
         error = parse_descriptor(json_object_get(root, "config"), &m->config, "config", false);
         if (error == 0)
@@ -245,8 +248,14 @@ void sw_manifest_free(sw_manifest *m)
 {
     if (!m)
         return;
+    json_decref(m->annotations);
     sw_free(m->items);
     sw_free(m);
+}
+
+const char *sw_manifest_annotation(const sw_manifest *m, const char *key)
+{
+    return json_string_value(json_object_get(m->annotations, key));
 }
 
 sw_manifest_kind sw_manifest_get_kind(const sw_manifest *m)

@@ -52,6 +52,8 @@ void sw_manifest_free(sw_manifest *m);
 sw_manifest_kind sw_manifest_get_kind(const sw_manifest *m);
 /* One of the four SW_MEDIA_* types. */
 const char *sw_manifest_media_type(const sw_manifest *m);
+/* A string value of the manifest's top-level annotations, or NULL. */
+const char *sw_manifest_annotation(const sw_manifest *m, const char *key);
 /* The config descriptor of an image manifest; NULL for an index. */
 const sw_descriptor *sw_manifest_config(const sw_manifest *m);
 /* Layers of an image manifest (0 for an index), or entries of an index (0 for a manifest). */

@@ -448,6 +448,28 @@ else
     echo "note: no zstd tool; the zstd layer's entries are not listed"
 fi
 
+# ---- 5b. SLIPWAY_COMPRESSION_LEVEL: other bytes, same files; a bad level is refused ----
+
+mkbc levels "{\"source\": {\"type\": \"Binary\", \"dockerfile\":
+    \"FROM scratch\\nCOPY notes.txt /notes.txt\\n\"},
+    \"strategy\": {\"type\": \"Docker\", \"dockerStrategy\": {}},
+    \"output\": {\"to\": {\"kind\": \"DockerImage\", \"name\": \"$REG/test/levels:latest\"}}}"
+seq 1 40000 | sed 's/$/ a line of text that compresses/' >"$SW_TMP/notes.txt"
+builder_ok "gzip, default level" "$(start_binary levels "$SW_TMP/notes.txt" asFile=notes.txt)"
+L6=$(reg_raw "$REG/test/levels:latest" | jq_py 'o["layers"][0]["digest"]')
+builder_ok "gzip, level 1" "$(start_binary levels "$SW_TMP/notes.txt" asFile=notes.txt)" \
+    SLIPWAY_COMPRESSION_LEVEL=1
+L1=$(reg_raw "$REG/test/levels:latest" | jq_py 'o["layers"][0]["digest"]')
+[ -n "$L1" ] && [ "$L1" != "$L6" ] || fail "level 1 gave the same layer as level 6 ($L1)"
+rm -rf "$SW_TMP/lv.oci"
+skopeo copy -q --src-tls-verify=false "docker://$REG/test/levels:latest" "oci:$SW_TMP/lv.oci:t" \
+    >/dev/null 2>&1 || fail "skopeo copy of the level-1 image"
+expect_eq "level 1 layer entries" "f notes.txt 0644 0:0" "$(layers "$SW_TMP/lv.oci")"
+pass "gzip level 1: another layer digest, the same files"
+builder "$(start_binary levels "$SW_TMP/notes.txt" asFile=notes.txt)" SLIPWAY_COMPRESSION_LEVEL=12
+[ "$RC" -eq 1 ] || fail "gzip level 12: expected exit 1, got $RC: $OUT"
+expect_contains "gzip level 12 refused" "SLIPWAY_COMPRESSION_LEVEL=12: want 1-9 for gzip" "$OUT"
+
 # ---- 6. failures: reported through details, nothing tagged ----
 
 mkbc bad "{\"source\": {\"type\": \"Binary\"}, \"strategy\": {\"type\": \"Docker\",
