@@ -634,7 +634,7 @@ static int resolve_output(bld *b)
 /* "gzip/6", "zstd/3" or "none": the compression and its level, the default resolved. */
 static void compression_name(const bld *b, char *out, size_t n)
 {
-    int level = b->level ? b->level
+    int level = b->level                             ? b->level
                 : b->compression == SW_COMPRESS_ZSTD ? SW_COMPRESS_ZSTD_LEVEL
                                                      : SW_COMPRESS_GZIP_LEVEL;
     if (b->compression == SW_COMPRESS_NONE)
@@ -723,11 +723,11 @@ static void input_digest(const bld *b, const char *base, char out[SW_SHA256_DIGE
         "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:O?, s:s, s:o, s:o, s:O?, s:I, s:s, s:I}", "builder",
         SW_VERSION, "source", b->source_digest, "dockerfile", spec_str(b, "source.dockerfile"),
         "dockerfilePath", spec_str(b, "strategy.dockerStrategy.dockerfilePath"), "contextDir",
-        spec_str(b, "source.contextDir"), "asFile", spec_str(b, "source.binary.asFile"),
-        "revision", sw_json_at(spec, "revision"), "base", base, "buildArgs",
-        strv_json(b->build_args), "env", strv_json(b->env), "imageLabels",
-        sw_json_at(spec, "output.imageLabels"), "epoch", (json_int_t)b->epoch, "compression",
-        sw_compress_kind_name(b->compression), "level", (json_int_t)b->level);
+        spec_str(b, "source.contextDir"), "asFile", spec_str(b, "source.binary.asFile"), "revision",
+        sw_json_at(spec, "revision"), "base", base, "buildArgs", strv_json(b->build_args), "env",
+        strv_json(b->env), "imageLabels", sw_json_at(spec, "output.imageLabels"), "epoch",
+        (json_int_t)b->epoch, "compression", sw_compress_kind_name(b->compression), "level",
+        (json_int_t)b->level);
     out[0] = '\0';
     if (j && sw_oci_json_canonical(j, &text, &len) == 0)
         sw_sha256_digest(text, len, out);

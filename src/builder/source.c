@@ -324,6 +324,7 @@ int sw_source_add_archive(sw_source *s, const char *path, size_t *entries)
     sw_buf_printf(&spool, "%s/archive-%zu", s->spool_dir, s->spool_seq++);
     sw_tarread_opts o = SW_TARREAD_OPTS_INIT;
     o.spool_file = sw_buf_cstr(&spool);
+    o.in_place = true; /* the upload stays in the build directory until the end */
     o.on_entry = on_archive_entry;
     o.payload = s;
     int error = sw_tarread_add_file(NULL, path, &o, &st);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define READ_CHUNK (64 * 1024)
+#define PLACE_CHECK 4096 /* leading bytes of an entry compared with the archive file */
 
 typedef struct reader {
     sw_tar *t;
@@ -32,7 +33,11 @@ typedef struct reader {
     size_t spool_seq;
     int spool_fd;       /* opts.spool_file, appended to; -1 when not used */
     uint64_t spool_off; /* its size so far */
+    int archive_fd;     /* opts.in_place: the archive file, for checking ranges; else -1 */
+    const char *archive_path;
+    uint64_t archive_size;
     unsigned char *buf;
+    unsigned char *check; /* PLACE_CHECK bytes read back from the archive file */
 } reader;
 
 /* True for "/", ".", "./", ".//." ...: the archive's own root, which is skipped. */
@@ -80,6 +85,20 @@ static int take_bytes(reader *r, size_t n)
     return 0;
 }
 
+/* Writes n bytes of p to fd (path names it in messages). */
+static int write_all(int fd, const void *p, size_t n, const char *path)
+{
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, (const char *)p + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return sw_error_set(SW_ERROR, "archive: writing %s: %s", path, strerror(errno));
+        off += (size_t)w;
+    }
+    return 0;
+}
+
 /* Streams the current entry's contents to fd (path names it in messages); *written counts. */
 static int spool_to(reader *r, struct archive *a, int fd, const char *path, uint64_t *written)
 {
@@ -94,15 +113,8 @@ static int spool_to(reader *r, struct archive *a, int fd, const char *path, uint
         if (got == 0)
             break;
         error = take_bytes(r, (size_t)got);
-        for (size_t off = 0; error == 0 && off < (size_t)got;) {
-            ssize_t w = write(fd, r->buf + off, (size_t)got - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                error = sw_error_set(SW_ERROR, "archive: writing %s: %s", path, strerror(errno));
-            else
-                off += (size_t)w;
-        }
+        if (error == 0)
+            error = write_all(fd, r->buf, (size_t)got, path);
         if (error < 0)
             break;
         *written += (uint64_t)got;
@@ -126,16 +138,72 @@ static int spool(reader *r, struct archive *a, char *path, size_t n)
     return error;
 }
 
-/* Appends the current entry's contents to the spool file; e names its range there. */
-static int spool_append(reader *r, struct archive *a, sw_tar_entry *e)
+/* Appends the current entry's contents to the spool file, after head[0..head_len) (bytes of it
+ * already read and counted); e names its range there. */
+static int spool_append(reader *r, struct archive *a, sw_tar_entry *e, const void *head,
+                        size_t head_len)
 {
     uint64_t written = 0;
-    int error = spool_to(r, a, r->spool_fd, r->o->spool_file, &written);
+    int error = write_all(r->spool_fd, head, head_len, r->o->spool_file);
+    if (error == 0)
+        error = spool_to(r, a, r->spool_fd, r->o->spool_file, &written);
     e->src_path = r->o->spool_file;
     e->src_range = true;
     e->src_offset = r->spool_off;
-    e->src_size = written;
-    r->spool_off += written;
+    e->src_size = head_len + written;
+    r->spool_off += head_len + written;
+    return error;
+}
+
+/* Whether the current entry's contents lie as they are in the archive file at pos: an
+ * uncompressed archive, a contiguous (not sparse) entry that fits, and its first bytes (read
+ * through libarchive into r->buf, *head_len of them) equal to the file's at pos. */
+static bool in_file(reader *r, struct archive *a, struct archive_entry *ae, la_int64_t *pos,
+                    size_t *head_len, int *error)
+{
+    la_int64_t size = archive_entry_size(ae);
+    *pos = archive_filter_bytes(a, 0);
+    *head_len = 0;
+    if (archive_filter_count(a) != 1 || archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE ||
+        archive_entry_sparse_count(ae) > 0 || size < 0 || *pos < 0 ||
+        (uint64_t)*pos + (uint64_t)size > r->archive_size)
+        return false;
+    size_t want = size < PLACE_CHECK ? (size_t)size : PLACE_CHECK;
+    while (*head_len < want) {
+        la_ssize_t got = archive_read_data(a, r->buf + *head_len, want - *head_len);
+        if (got <= 0) {
+            if (got < 0)
+                *error = arch_error(a, SW_EINVALID, "reading contents");
+            return false;
+        }
+        *head_len += (size_t)got;
+    }
+    ssize_t back = pread(r->archive_fd, r->check, want, (off_t)*pos);
+    return back == (ssize_t)want && memcmp(r->buf, r->check, want) == 0;
+}
+
+/* opts.in_place: names the entry's bytes where they are in the archive file instead of
+ * copying them; falls back to the spool file when in_file says no. */
+static int place(reader *r, struct archive *a, struct archive_entry *ae, sw_tar_entry *e)
+{
+    la_int64_t pos = 0;
+    size_t head_len = 0;
+    int error = 0;
+    bool ok = in_file(r, a, ae, &pos, &head_len, &error);
+    if (error == 0)
+        error = take_bytes(r, head_len);
+    if (error < 0)
+        return error;
+    if (!ok)
+        return spool_append(r, a, e, r->buf, head_len);
+    uint64_t size = (uint64_t)archive_entry_size(ae);
+    error = take_bytes(r, size - head_len);
+    if (error == 0 && archive_read_data_skip(a) != ARCHIVE_OK)
+        error = arch_error(a, SW_EINVALID, "skipping contents");
+    e->src_path = r->archive_path;
+    e->src_range = true;
+    e->src_offset = (uint64_t)pos;
+    e->src_size = size;
     return error;
 }
 
@@ -222,8 +290,10 @@ static int add_entry(reader *r, struct archive *a, struct archive_entry *ae, con
         error = sw_error_set(SW_ELIMIT, "archive has more than %zu entries", r->max_entries);
         goto done;
     }
-    if (e.type == SW_TAR_REG && r->spool_fd >= 0) {
-        error = spool_append(r, a, &e);
+    if (e.type == SW_TAR_REG && r->archive_fd >= 0) {
+        error = place(r, a, ae, &e);
+    } else if (e.type == SW_TAR_REG && r->spool_fd >= 0) {
+        error = spool_append(r, a, &e, NULL, 0);
     } else if (e.type == SW_TAR_REG && r->o->spool_dir) {
         error = spool(r, a, spath, sizeof(spath));
         e.src_path = spath;
@@ -278,6 +348,7 @@ static int setup(reader *r, sw_tar *t, const sw_tarread_opts *o, struct archive 
     r->t = t;
     r->o = o;
     r->spool_fd = -1;
+    r->archive_fd = -1;
     r->max_bytes = o->max_bytes ? o->max_bytes : SW_TARREAD_MAX_BYTES;
     r->max_entries = o->max_entries ? o->max_entries : SW_TAR_MAX_ENTRIES;
     if (o->prefix && *o->prefix && !is_root(o->prefix)) {
@@ -319,6 +390,7 @@ static int run(reader *r, struct archive *a, int open_rc, sw_tarread_stats *stat
         *stats = r->st;
     archive_read_free(a);
     sw_free(r->buf);
+    sw_free(r->check);
     if (r->spool_fd >= 0 && close(r->spool_fd) < 0 && error == 0)
         error =
             sw_error_set(SW_ERROR, "archive: closing %s: %s", r->o->spool_file, strerror(errno));
@@ -342,6 +414,13 @@ int sw_tarread_add_file(sw_tar *t, const char *path, const sw_tarread_opts *opts
         if (r.spool_fd >= 0)
             close(r.spool_fd);
         return error;
+    }
+    struct stat st;
+    if (opts->in_place && r.spool_fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        r.archive_fd = fd;
+        r.archive_path = path;
+        r.archive_size = (uint64_t)st.st_size;
+        r.check = sw_malloc(PLACE_CHECK);
     }
     error = run(&r, a, archive_read_open_fd(a, fd, READ_CHUNK), stats);
     close(fd);

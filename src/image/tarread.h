@@ -32,6 +32,9 @@ typedef struct sw_tarread_opts {
                                    * (created if missing), entries name their range in it */
     sw_tarread_entry_fn on_entry; /* optional: entries go here, not to t (which may be NULL) */
     void *payload;                /* for on_entry */
+    bool in_place; /* with spool_file and sw_tarread_add_file on an uncompressed archive:
+                    * regular contents are not copied, entries name their range in the archive
+                    * file itself (which the caller keeps); anything else is spooled */
 } sw_tarread_opts;
 
 #define SW_TARREAD_OPTS_VERSION 1

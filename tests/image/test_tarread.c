@@ -132,6 +132,58 @@ static void test_tarread_round_trip_is_byte_identical(void **state)
     sw_tar_free(t);
 }
 
+/* in_place: an uncompressed archive's contents are named where they are in the archive file
+ * (no copy); a compressed one's go to the spool file. Both read back byte for byte. */
+static void test_tarread_in_place(void **state)
+{
+    sw_tar *t = sample();
+    unsigned char big[10000]; /* longer than the leading bytes tarread compares */
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (unsigned char)(i * 7 + i / 13);
+    sw_tar_entry be = {.path = "data/big.bin",
+                       .type = SW_TAR_REG,
+                       .mode = 0644,
+                       .data = big,
+                       .data_len = sizeof(big)};
+    assert_int_equal(sw_tar_add(t, &be), 0);
+    size_t len;
+    char *orig = tar_bytes(t, &len);
+    for (int gz = 0; gz < 2; gz++) {
+        char path[600], spool[600];
+        snprintf(path, sizeof(path), "%s/place-%d.tar", g_dir, gz);
+        snprintf(spool, sizeof(spool), "%s/place-%d.spool", g_dir, gz);
+        size_t zlen = len;
+        char *z = gz ? compressed(SW_COMPRESS_GZIP, orig, len, &zlen) : orig;
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(z, 1, zlen, f), zlen);
+        fclose(f);
+        sw_tar *back = NULL;
+        sw_tar_new(&back);
+        sw_tarread_opts o = SW_TARREAD_OPTS_INIT;
+        o.spool_file = spool;
+        o.in_place = true;
+        sw_tarread_stats st;
+        assert_int_equal(sw_tarread_add_file(back, path, &o, &st), 0);
+        assert_int_equal(st.entries, 8);
+        assert_int_equal(st.bytes, 4 + 4 + 1 + sizeof(big));
+        struct stat sp;
+        assert_int_equal(stat(spool, &sp), 0);
+        /* plain: nothing copied; gzip: every content byte spooled */
+        assert_int_equal((size_t)sp.st_size, gz ? 4 + 4 + 1 + sizeof(big) : 0);
+        size_t blen;
+        char *again = tar_bytes(back, &blen);
+        assert_int_equal(blen, len);
+        assert_memory_equal(again, orig, len);
+        sw_free(again);
+        sw_tar_free(back);
+        if (gz)
+            sw_free(z);
+    }
+    sw_free(orig);
+    sw_tar_free(t);
+}
+
 static void test_tarread_spool_prefix_chown(void **state)
 {
     sw_tar *t = sample();
@@ -345,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tarread_round_trip_is_byte_identical),
         cmocka_unit_test(test_tarread_spool_prefix_chown),
+        cmocka_unit_test(test_tarread_in_place),
         cmocka_unit_test(test_tarread_hostile_headers),
         cmocka_unit_test(test_tarread_not_archives_and_truncation),
         cmocka_unit_test(test_tarread_caps),
