@@ -67,7 +67,7 @@ typedef struct sq_store {
     sw_store base;
     int lock_fd;  /* flock'd <path>-lock: one process owns the database (revisions live here) */
     sqlite3 *wdb; /* the one write connection; used only under write_mu */
-    sqlite3_stmt *w_cur, *w_ins, *w_kv_put, *w_kv_del, *w_begin, *w_commit;
+    sqlite3_stmt *w_cur, *w_ins, *w_kv_put, *w_kv_del, *w_begin, *w_commit, *w_get;
     pthread_mutex_t write_mu; /* owns wdb, the watcher list and advancing rev */
     pthread_mutex_t queue_mu; /* owns queue and leader */
     sq_op *queue_head, *queue_tail;
@@ -301,6 +301,7 @@ static int sq_writer_statements(sq_store *s)
          " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
         {offsetof(sq_store, w_kv_put), "INSERT OR REPLACE INTO kv(key, rev) VALUES (?1, ?2)"},
         {offsetof(sq_store, w_kv_del), "DELETE FROM kv WHERE key = ?1"},
+        {offsetof(sq_store, w_get), SQ_GET_SQL},
         {offsetof(sq_store, w_begin), "BEGIN IMMEDIATE"},
         {offsetof(sq_store, w_commit), "COMMIT"},
     };
@@ -397,6 +398,26 @@ static void sq_row_to_kv(sqlite3_stmt *st, const char *key, int vcol, sw_kv *out
     out->create_rev = sqlite3_column_int64(st, vcol + 2);
 }
 
+/* One SQ_GET_SQL lookup on db with its prepared statement st. */
+static int sq_get_on(sqlite3 *db, sqlite3_stmt *st, const char *key, sw_kv *out)
+{
+    int err = 0;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        sq_row_to_kv(st, key, 0, out);
+    else if (rc == SQLITE_DONE)
+        err = sw_error_set(SW_ENOTFOUND, "store: key %s not found", key);
+    else
+        err = sq_fail(db, "get");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return err;
+}
+
+/* A get runs on the write connection when no batch holds it: a commit invalidates the page
+ * cache of every other connection (WAL mode), so a reader re-reads each page it touches after
+ * each write, while the writer's cache stays warm. Busy writer: a pooled reader. */
 static int sq_get(sw_store *base, const char *key, sw_kv *out)
 {
     sq_store *s = sq_of(base);
@@ -404,17 +425,13 @@ static int sq_get(sw_store *base, const char *key, sw_kv *out)
     int err = sq_check_key(key);
     if (err < 0)
         return err;
+    if (pthread_mutex_trylock(&s->write_mu) == 0) {
+        err = sq_get_on(s->wdb, s->w_get, key, out);
+        pthread_mutex_unlock(&s->write_mu);
+        return err;
+    }
     sq_reader *r = sq_reader_acquire(s);
-    sqlite3_bind_text(r->get, 1, key, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(r->get);
-    if (rc == SQLITE_ROW)
-        sq_row_to_kv(r->get, key, 0, out);
-    else if (rc == SQLITE_DONE)
-        err = sw_error_set(SW_ENOTFOUND, "store: key %s not found", key);
-    else
-        err = sq_fail(r->db, "get");
-    sqlite3_reset(r->get);
-    sqlite3_clear_bindings(r->get);
+    err = sq_get_on(r->db, r->get, key, out);
     sq_reader_release(s, r);
     return err;
 }
@@ -1060,7 +1077,8 @@ done:
 
 static void sq_destroy(sq_store *s)
 {
-    sqlite3_stmt *w[] = {s->w_cur, s->w_ins, s->w_kv_put, s->w_kv_del, s->w_begin, s->w_commit};
+    sqlite3_stmt *w[] = {s->w_cur,   s->w_ins,    s->w_kv_put, s->w_kv_del,
+                         s->w_begin, s->w_commit, s->w_get};
     for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
         sqlite3_finalize(w[i]);
     for (int i = 0; i < SQ_READERS; i++) {
