@@ -21,6 +21,7 @@
 #define MAX_REPOSITORY_TAGS 50
 #define MAX_IMAGES 1000
 #define MAX_WORKERS 8
+#define WORKER_STACK (1024 * 1024)
 
 typedef struct import_job {
     sw_import_req req;
@@ -56,10 +57,16 @@ static void *import_worker(void *arg)
 static void run_jobs(import_batch *b)
 {
     pthread_t th[MAX_WORKERS];
+    pthread_attr_t attr;
     size_t nth = b->n < MAX_WORKERS ? b->n : MAX_WORKERS, started = 0;
+    /* Small stacks: glibc keeps ~40 MiB of freed stacks for reuse, which is five default
+     * 8 MiB stacks but forty of these, so busy imports stop mapping a stack per worker. */
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, WORKER_STACK);
     for (; started + 1 < nth; started++)
-        if (pthread_create(&th[started], NULL, import_worker, b) != 0)
+        if (pthread_create(&th[started], &attr, import_worker, b) != 0)
             break;
+    pthread_attr_destroy(&attr);
     import_worker(b);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);

@@ -32,8 +32,11 @@
 
 typedef struct sq_reader {
     sqlite3 *db;
-    sqlite3_stmt *get;   /* latest version of one key */
-    sqlite3_stmt *state; /* head revision and compacted revision */
+    sqlite3_stmt *get;     /* latest version of one key */
+    sqlite3_stmt *state;   /* head revision and compacted revision */
+    sqlite3_stmt *begin;   /* BEGIN */
+    sqlite3_stmt *end;     /* ROLLBACK (a read transaction has nothing to keep) */
+    sqlite3_stmt *list[8]; /* list queries by shape (sq_list_shape), prepared on first use */
 } sq_reader;
 
 /* One pending write, owned by the calling thread (on its stack) until its semaphore is posted. */
@@ -363,6 +366,10 @@ static int sq_setup_reader(sq_reader *r, const char *path)
         err = sq_prepare(r->db, SQ_GET_SQL, &r->get);
     if (err == 0)
         err = sq_prepare(r->db, SQ_STATE_SQL, &r->state);
+    if (err == 0)
+        err = sq_prepare(r->db, "BEGIN", &r->begin);
+    if (err == 0)
+        err = sq_prepare(r->db, "ROLLBACK", &r->end);
     return err;
 }
 
@@ -378,7 +385,10 @@ static sq_reader *sq_reader_acquire(sq_store *s)
 
 static void sq_reader_release(sq_store *s, sq_reader *r)
 {
-    sq_end_txn(r->db);
+    if (!sqlite3_get_autocommit(r->db)) {
+        sqlite3_step(r->end);
+        sqlite3_reset(r->end);
+    }
     pthread_mutex_lock(&s->pool_mu);
     s->free_idx[s->nfree++] = (int)(r - s->readers);
     pthread_cond_signal(&s->pool_cv);
@@ -483,20 +493,32 @@ static int sq_list_collect(sqlite3 *db, sqlite3_stmt *st, size_t limit, sw_kv_li
     }
 }
 
+/* The reader's list statement of one shape, prepared the first time it is needed. */
+static int sq_list_stmt(sq_reader *r, bool historical, bool lo_excl, bool has_hi,
+                        sqlite3_stmt **out)
+{
+    char sql[512];
+    sqlite3_stmt **slot = &r->list[(historical ? 4 : 0) | (lo_excl ? 2 : 0) | (has_hi ? 1 : 0)];
+    if (!*slot) {
+        int err = sq_list_sql(sql, sizeof(sql), historical, lo_excl, has_hi);
+        if (err < 0)
+            return err;
+        if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK)
+            return sq_fail(r->db, "prepare list");
+    }
+    *out = *slot;
+    return 0;
+}
+
 /* Runs the list query inside the reader's open transaction; at_rev 0 means latest. */
 static int sq_list_query(sq_reader *r, const sw_store_list_opts *o, int64_t at_rev, sw_kv_list *out)
 {
-    char sql[512];
     sqlite3_stmt *st = NULL;
     char *end = sq_prefix_end(o->prefix);
     bool lo_excl = o->start_after && strcmp(o->start_after, o->prefix) >= 0;
-    int err = sq_list_sql(sql, sizeof(sql), at_rev != 0, lo_excl, end != NULL);
+    int err = sq_list_stmt(r, at_rev != 0, lo_excl, end != NULL, &st);
     if (err < 0)
         goto done;
-    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        err = sq_fail(r->db, "prepare list");
-        goto done;
-    }
     sqlite3_bind_text(st, 1, lo_excl ? o->start_after : o->prefix, -1, SQLITE_STATIC);
     if (end)
         sqlite3_bind_text(st, 2, end, -1, SQLITE_STATIC);
@@ -504,8 +526,9 @@ static int sq_list_query(sq_reader *r, const sw_store_list_opts *o, int64_t at_r
     if (at_rev)
         sqlite3_bind_int64(st, 4, at_rev);
     err = sq_list_collect(r->db, st, o->limit, out);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
 done:
-    sqlite3_finalize(st);
     sw_free(end);
     return err;
 }
@@ -520,7 +543,7 @@ static int sq_list(sw_store *base, const sw_store_list_opts *o, sw_kv_list *out)
     if (o->rev < 0)
         return sw_error_set(SW_EINVALID, "store: negative revision %lld", (long long)o->rev);
     sq_reader *r = sq_reader_acquire(s);
-    int err = sq_exec(r->db, "BEGIN", "begin read");
+    int err = sq_step_done(r->db, r->begin, "begin read");
     if (err == 0)
         err = sq_read_state(r->db, r->state, &head, &crev, NULL);
     if (err < 0)
@@ -900,7 +923,7 @@ static int sq_watch_snapshot(sq_store *s, sw_store_watcher *w, int64_t after_rev
 {
     int64_t head = 0, crev = 0;
     sq_reader *r = sq_reader_acquire(s);
-    int err = sq_exec(r->db, "BEGIN", "begin read");
+    int err = sq_step_done(r->db, r->begin, "begin read");
     if (err == 0)
         err = sq_read_state(r->db, r->state, &head, &crev, NULL);
     if (err < 0)
@@ -1084,6 +1107,10 @@ static void sq_destroy(sq_store *s)
     for (int i = 0; i < SQ_READERS; i++) {
         sqlite3_finalize(s->readers[i].get);
         sqlite3_finalize(s->readers[i].state);
+        sqlite3_finalize(s->readers[i].begin);
+        sqlite3_finalize(s->readers[i].end);
+        for (size_t k = 0; k < sizeof(s->readers[i].list) / sizeof(s->readers[i].list[0]); k++)
+            sqlite3_finalize(s->readers[i].list[k]);
         sqlite3_close(s->readers[i].db);
     }
     sqlite3_close(s->wdb);
