@@ -41,7 +41,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define COPY_BLOB_MAX ((size_t)1 << 30) /* a base layer copied between registries, in memory */
 #define UPLOAD_ATTEMPTS 3
 #define AUTH_FILE_MAX (1u << 20)
 #define MSG_MAX 2048
@@ -955,8 +954,7 @@ static int build_stage(bld *b)
 static int push_base_layer(bld *b, const sw_oci_desc *d)
 {
     sw_registry_call pc = {.creds = b->push_creds}, gc = {.creds = b->pull_creds};
-    char size[32], *data = NULL;
-    size_t len = 0;
+    char size[32];
     bool exists = false, mounted = false;
     human((uint64_t)d->size, size, sizeof(size));
     int error = sw_registry_blob_exists(b->reg, &pc, &b->out, d->digest, &exists, NULL);
@@ -972,17 +970,11 @@ static int push_base_layer(bld *b, const sw_oci_desc *d)
             return 0;
         }
     }
-    if (error == 0 && (uint64_t)d->size > COPY_BLOB_MAX)
-        error = sw_error_set(SW_ELIMIT,
-                             "base layer %s is %s; copying layers between registries "
-                             "is limited to %zu bytes: push the base image to %s first",
-                             d->digest, size, COPY_BLOB_MAX, b->out.registry);
-    if (error == 0)
-        error =
-            sw_registry_get_blob(b->reg, &gc, &b->base, d->digest, (size_t)d->size, &data, &len);
-    if (error == 0)
-        error = sw_registry_push_blob(b->reg, &pc, &b->out, d->digest, data, len, NULL, NULL);
-    sw_free(data);
+    if (error == 0 && d->size < 0)
+        error = sw_error_set(SW_EINVALID, "base layer %s has a negative size", d->digest);
+    if (error == 0) /* streamed: the layer is never held whole */
+        error = sw_registry_copy_blob(b->reg, &gc, &b->base, &pc, &b->out, d->digest,
+                                      (uint64_t)d->size);
     if (error == 0)
         say(b, "  base layer %s: %s, copied from %s", d->digest, size, b->base.registry);
     return error < 0 ? wrapf(error, "base layer %s", d->digest) : 0;

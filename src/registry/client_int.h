@@ -106,6 +106,14 @@ typedef struct reg_resp {
 
     char location[4096]; /* Location (upload sessions, created blobs) */
     int64_t chunk_min;   /* OCI-Chunk-Min-Length, -1 when absent */
+
+    /* Optional: a 2xx body goes here as it arrives instead of into body (still capped by
+     * body_max). A negative return aborts the transfer and becomes perform's result. A
+     * transfer is never retried once the sink has taken a byte. */
+    int (*sink)(void *payload, const void *data, size_t len);
+    void *sink_payload;
+    uint64_t sunk;  /* bytes handed to the sink */
+    int sink_error; /* its failure, 0 if none */
 } reg_resp;
 
 /* http.c */

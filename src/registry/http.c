@@ -291,9 +291,19 @@ static size_t on_body(char *data, size_t size, size_t nitems, void *userdata)
         sw_buf_put(&resp->body, data, n < room ? n : room);
         return n;
     }
-    if (n > resp->body_max || resp->body.len > resp->body_max - n) {
+    uint64_t have = resp->sink ? resp->sunk : resp->body.len;
+    if (n > resp->body_max || have > resp->body_max - n) {
         resp->too_large = true;
         return 0;
+    }
+    if (resp->sink) {
+        int error = resp->sink(resp->sink_payload, data, n);
+        if (error < 0) {
+            resp->sink_error = error;
+            return 0;
+        }
+        resp->sunk += n;
+        return n;
     }
     sw_buf_put(&resp->body, data, n);
     return n;
@@ -554,8 +564,8 @@ int sw_registry__perform(reg_call *cx, const reg_req *req, reg_resp *resp)
     resp->attempts = 0;
     for (;;) {
         transfer(cx->r, req, resp);
-        if (resp->too_large)
-            break;
+        if (resp->too_large || resp->sink_error || resp->sunk)
+            break; /* a sink cannot take the same bytes twice */
         bool failed = resp->code != CURLE_OK;
         bool again = failed ? retryable_code(resp->code) : retryable_status(resp->status);
         if (!again || resp->attempts >= max_attempts || cx->wait_budget_ms <= 0)
@@ -571,6 +581,8 @@ int sw_registry__perform(reg_call *cx, const reg_req *req, reg_resp *resp)
         if (wait_or_stop(cx->r, wait))
             break; /* the answer so far is the error */
     }
+    if (resp->sink_error)
+        return resp->sink_error; /* its message is this thread's */
     if (resp->code != CURLE_OK || resp->too_large)
         return transport_error(cx, req, resp);
     if (req->retry && retryable_status(resp->status))

@@ -9,6 +9,7 @@
 #include "registry/manifest.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/sha256.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -687,6 +688,85 @@ int sw_registry_push_blob_fd(sw_registry *r, const sw_registry_call *c, const sw
         return sw_error_set(SW_EINVALID, "push_blob_fd: no file");
     blob_src src = {.mem = NULL, .fd = fd, .size = size};
     return push_src(r, c, repo, digest, &src, from_repo, how);
+}
+
+/* ---- copy between repositories ---- */
+
+typedef struct copy_sink {
+    sw_blob_upload *u;
+    sw_sha256 hash;
+    uint64_t got, want;
+    const char *digest;
+} copy_sink;
+
+static int copy_chunk(void *payload, const void *data, size_t len)
+{
+    copy_sink *cs = payload;
+    if (len > cs->want - cs->got)
+        return sw_error_set(SW_EINVALID, "blob %s is longer than its %llu bytes", cs->digest,
+                            (unsigned long long)cs->want);
+    cs->got += len;
+    sw_sha256_update(&cs->hash, data, len);
+    return sw_registry_upload_write(cs->u, data, len);
+}
+
+/* GET from's blob into cs (cx is from's call). */
+static int copy_get(reg_call *cx, const sw_ref *from, copy_sink *cs)
+{
+    char what[WHAT_MAX];
+    sw_buf path = SW_BUF_INIT(1024);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    resp.sink = copy_chunk;
+    resp.sink_payload = cs;
+    snprintf(what, sizeof(what), "blob %s of %s", cs->digest, cx->display);
+    sw_buf_printf(&path, "/v2/%s/blobs/%s", from->repository, cs->digest);
+    int error = sw_buf_error(&path);
+    if (error == 0)
+        error = sw_registry__exec(cx, "GET", sw_buf_cstr(&path), NULL, NULL,
+                                  (size_t)-1 / 2 /* copy_chunk holds it to want */, &resp);
+    if (error == 0 && !is_2xx(resp.status))
+        error = sw_registry__status_error(cx, &resp, what);
+    sw_buf_dispose(&path);
+    sw_registry__resp_dispose(&resp);
+    return error;
+}
+
+int sw_registry_copy_blob(sw_registry *r, const sw_registry_call *from_call, const sw_ref *from,
+                          const sw_registry_call *to_call, const sw_ref *to, const char *digest,
+                          uint64_t size)
+{
+    reg_call cx;
+    copy_sink cs = {.want = size, .digest = digest};
+    char got[SW_SHA256_DIGEST_BUF];
+    bool cx_ready = false;
+    int error = check_digest(digest);
+    if (error == 0 && (!from || !to))
+        error = sw_error_set(SW_EINVALID, "copy_blob: no source or destination");
+    if (error == 0 && (error = sw_registry__call_init(r, from_call, from, &cx)) == 0)
+        cx_ready = true;
+    if (error == 0)
+        error = sw_registry_upload_start(r, to_call, to, &cs.u);
+    if (error < 0)
+        goto done;
+    sw_sha256_init(&cs.hash);
+    error = copy_get(&cx, from, &cs);
+    sw_sha256_final_digest(&cs.hash, got);
+    if (error == 0 && cs.got != cs.want)
+        error = sw_error_set(SW_EINVALID, "blob %s of %s: %llu bytes arrived, not %llu", digest,
+                             cx.display, (unsigned long long)cs.got, (unsigned long long)cs.want);
+    if (error == 0 && strcmp(got, digest) != 0)
+        error = sw_error_set(SW_EINVALID, "blob digest mismatch: expected %s got %s (%s)", digest,
+                             got, cx.display);
+    if (error < 0) {
+        sw_registry_upload_abort(cs.u);
+        goto done;
+    }
+    error = sw_registry_upload_commit(cs.u, digest);
+done:
+    if (cx_ready)
+        sw_registry__call_dispose(&cx);
+    return error;
 }
 
 /* ---- manifests ---- */

@@ -72,6 +72,14 @@ typedef enum sw_blob_pushed {
 int sw_registry_push_blob(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
                           const char *digest, const void *data, size_t len, const char *from_repo,
                           sw_blob_pushed *how);
+/* Copies blob digest, size bytes, from repository from (another registry, or the same) into
+ * repository to without holding it: the GET is streamed into an upload session (full 8 MiB
+ * chunks PATCHed while the rest arrives) and hashed on the way; a body longer than size or
+ * with another digest aborts the upload. Memory stays at two chunks whatever the size. No HEAD
+ * or mount here: the caller tries those first. */
+int sw_registry_copy_blob(sw_registry *r, const sw_registry_call *from_call, const sw_ref *from,
+                          const sw_registry_call *to_call, const sw_ref *to, const char *digest,
+                          uint64_t size);
 /* The same for size bytes read with pread() from fd, from offset 0 (a restart reads again). */
 int sw_registry_push_blob_fd(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
                              const char *digest, int fd, uint64_t size, const char *from_repo,

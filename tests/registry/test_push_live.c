@@ -443,6 +443,56 @@ static void test_push_live__basic_auth(void **state)
     image_free(&im);
 }
 
+/* sw_registry_copy_blob: an image pushed to the open registry is copied blob by blob into the
+ * htpasswd one (streamed, never held whole), its manifest put there, and the script verifies it
+ * with skopeo and umoci like the others. A size that does not match the blob, or a blob the
+ * source lacks, fails and leaves nothing at the destination. */
+static void test_push_live__copy_between_registries(void **state)
+{
+    SKIP_UNLESS_LIVE();
+    sw_registry *r = *state;
+    sw_ref src = ref_on("SW_REGISTRY", "copysrc/app:v1");
+    sw_ref dst = ref_on("SW_REGISTRY_AUTH", "copied/app:v1");
+    sw_ref bad = ref_on("SW_REGISTRY_AUTH", "copied/broken:v1");
+    image im;
+    image_make(&im, 31);
+    char digest[80], s[600];
+    push_image(r, NULL, &src, &im, digest);
+    sw_creds *good = creds_for(env("SW_REGISTRY_AUTH"), env("SW_REGISTRY_USER"),
+                               env("SW_REGISTRY_PASS"));
+    sw_registry_call goodc = {.creds = good};
+    for (int i = 0; i < 2; i++)
+        CHECK(sw_registry_copy_blob(r, NULL, &src, &goodc, &dst, im.layer_digest[i],
+                                    im.layer_len[i]));
+    CHECK(sw_registry_copy_blob(r, NULL, &src, &goodc, &dst, im.config_digest,
+                                strlen(im.config)));
+    CHECK(sw_registry_put_manifest(r, &goodc, &dst, SW_MEDIA_OCI_MANIFEST, im.manifest,
+                                   strlen(im.manifest), digest));
+    assert_string_equal(digest, im.manifest_digest);
+    sw_ref_format(&dst, s, sizeof(s));
+    record(s, digest, "data/big.bin", BIG_FILE, true);
+
+    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, im.layer_digest[0],
+                                           im.layer_len[0] - 1),
+                     SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "longer than"));
+    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, im.layer_digest[1],
+                                           im.layer_len[1] + 1),
+                     SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "arrived, not"));
+    char absent[80];
+    digest_of("not pushed anywhere", 19, absent);
+    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, absent, 19),
+                     SW_ENOTFOUND);
+    for (int i = 0; i < 2; i++) {
+        bool exists = true;
+        CHECK(sw_registry_blob_exists(r, &goodc, &bad, im.layer_digest[i], &exists, NULL));
+        assert_false(exists);
+    }
+    sw_creds_free(good);
+    image_free(&im);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_push_live__registry_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push_live__parallel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push_live__basic_auth, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push_live__copy_between_registries, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
