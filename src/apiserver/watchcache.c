@@ -11,6 +11,11 @@
 #include "util/str.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -22,9 +27,9 @@ typedef struct raw_event {
 } raw_event;
 
 struct sw_watchcache {
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    pthread_mutex_t qmu; /* the raw queue */
+    pthread_rwlock_t mu;   /* the ring: readers take events side by side, the dispatcher writes */
+    _Atomic uint32_t wake; /* bumped (under mu, write) on every change; watchers futex-wait on it */
+    pthread_mutex_t qmu;   /* the raw queue */
     pthread_cond_t qcond;
     raw_event *qhead, *qtail;
     pthread_t dispatcher;
@@ -119,10 +124,36 @@ void sw_wevent_unref(sw_wevent *e)
     sw_free(e);
 }
 
+/* Ends a change made under mu (write-locked): bumps the wake word, unlocks, wakes every
+ * waiting watcher at once. A plain futex rather than a condition variable: the woken watchers
+ * do not queue on a mutex to find out what changed, they take a shared read lock side by side. */
+static void wake_all(sw_watchcache *c)
+{
+    atomic_fetch_add(&c->wake, 1);
+    pthread_rwlock_unlock(&c->mu);
+    syscall(SYS_futex, &c->wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleeps until the wake word moves from seen, or until the monotonic deadline. */
+static void wait_change(sw_watchcache *c, uint32_t seen, const struct timespec *until)
+{
+    struct timespec now, left;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    left.tv_sec = until->tv_sec - now.tv_sec;
+    left.tv_nsec = until->tv_nsec - now.tv_nsec;
+    if (left.tv_nsec < 0) {
+        left.tv_sec--;
+        left.tv_nsec += 1000000000L;
+    }
+    if (left.tv_sec < 0)
+        return;
+    syscall(SYS_futex, &c->wake, FUTEX_WAIT_PRIVATE, seen, &left, NULL, 0);
+}
+
 /* Appends an encoded event to the ring (dispatcher thread, revision order). */
 static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
 {
-    pthread_mutex_lock(&c->mu);
+    pthread_rwlock_wrlock(&c->mu);
     c->last_rev = rev;
     if (e) {
         if (c->next_seq - c->first_seq == c->cap) {
@@ -134,8 +165,7 @@ static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
         c->ring[c->next_seq % c->cap] = e;
         c->next_seq++;
     }
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->mu);
+    wake_all(c);
 }
 
 static char *copy_in(char *dst, const char *src, size_t n, const char **out)
@@ -201,12 +231,12 @@ static void *dispatcher_main(void *arg)
 int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
 {
     sw_watchcache *c = sw_calloc(1, sizeof(*c));
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    /* the dispatcher must not wait behind a stream of watchers reading */
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&c->mu, &ra);
+    pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&c->qmu, NULL);
     pthread_cond_init(&c->qcond, NULL);
     c->api = api;
@@ -229,10 +259,9 @@ int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
 
 void sw_watchcache_close(sw_watchcache *c)
 {
-    pthread_mutex_lock(&c->mu);
+    pthread_rwlock_wrlock(&c->mu);
     c->closing = true;
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->mu);
+    wake_all(c);
 }
 
 void sw_watchcache_free(sw_watchcache *c)
@@ -250,8 +279,7 @@ void sw_watchcache_free(sw_watchcache *c)
     for (uint64_t s = c->first_seq; s < c->next_seq; s++)
         sw_wevent_unref(c->ring[s % c->cap]);
     sw_free(c->ring);
-    pthread_cond_destroy(&c->cond);
-    pthread_mutex_destroy(&c->mu);
+    pthread_rwlock_destroy(&c->mu);
     pthread_cond_destroy(&c->qcond);
     pthread_mutex_destroy(&c->qmu);
     sw_free(c);
@@ -260,7 +288,7 @@ void sw_watchcache_free(sw_watchcache *c)
 int sw_watchcache_seek(sw_watchcache *c, int64_t after_rev, sw_wcursor *cur, int64_t *floor_out)
 {
     int error = 0;
-    pthread_mutex_lock(&c->mu);
+    pthread_rwlock_rdlock(&c->mu);
     *floor_out = c->floor_rev;
     if (after_rev < c->floor_rev) {
         error = SW_EGONE;
@@ -270,7 +298,7 @@ int sw_watchcache_seek(sw_watchcache *c, int64_t after_rev, sw_wcursor *cur, int
             s--;
         cur->seq = s;
     }
-    pthread_mutex_unlock(&c->mu);
+    pthread_rwlock_unlock(&c->mu);
     return error;
 }
 
@@ -285,16 +313,24 @@ static void deadline_in(struct timespec *ts, int ms)
     }
 }
 
-int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_t max,
-                       int wait_ms)
+int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_t max, int wait_ms)
 {
     struct timespec until;
     int n = 0;
     deadline_in(&until, wait_ms);
-    pthread_mutex_lock(&c->mu);
-    while (!c->closing && cur->seq >= c->next_seq && cur->seq >= c->first_seq) {
-        if (pthread_cond_timedwait(&c->cond, &c->mu, &until) == ETIMEDOUT)
+    for (;;) {
+        pthread_rwlock_rdlock(&c->mu);
+        bool ready = c->closing || cur->seq < c->next_seq || cur->seq < c->first_seq;
+        uint32_t seen = atomic_load(&c->wake);
+        if (ready)
             break;
+        pthread_rwlock_unlock(&c->mu);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > until.tv_sec ||
+            (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+            return 0;
+        wait_change(c, seen, &until);
     }
     if (c->closing) {
         n = SW_EUNAVAILABLE;
@@ -308,14 +344,14 @@ int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_
             cur->seq++;
         }
     }
-    pthread_mutex_unlock(&c->mu);
+    pthread_rwlock_unlock(&c->mu);
     return n;
 }
 
 int64_t sw_watchcache_revision(sw_watchcache *c)
 {
-    pthread_mutex_lock(&c->mu);
+    pthread_rwlock_rdlock(&c->mu);
     int64_t r = c->last_rev;
-    pthread_mutex_unlock(&c->mu);
+    pthread_rwlock_unlock(&c->mu);
     return r;
 }
