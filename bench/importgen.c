@@ -54,6 +54,7 @@ struct ig_opts {
     uint64_t inflight;              /* worker threads, one connection each */
     bool per_tag;                   /* isi: one ImageStreamImport per tag (stream <s>NNN-tK) */
     bool get;                       /* head: also GET the manifest and its config blob */
+    bool no_head;                   /* head --get: GET at once, no HEAD (a first import) */
     double deadline;                /* whole measured phase, seconds */
     const char *pushes;             /* latency: directory of <lane>-<sample>.json manifests */
     uint64_t samples;               /* latency: pushes per lane */
@@ -185,9 +186,9 @@ static int ig_head_job(struct bench_worker *w, uint64_t job, void *payload)
     ig_repo(repo, sizeof(repo), o, job / o->tags);
     snprintf(url, sizeof(url), "http://%s/v2/%s/manifests/t%llu", o->registry, repo,
              (unsigned long long)(job % o->tags + 1));
-    if (bench_conn_do(c, "HEAD", url, o->reg_headers, NULL, 0) < 0)
+    if (!o->no_head && bench_conn_do(c, "HEAD", url, o->reg_headers, NULL, 0) < 0)
         return -1;
-    if (c->status != 200 || !c->header[0]) {
+    if (!o->no_head && (c->status != 200 || !c->header[0])) {
         w->bad++;
         return bench_conn_unexpected(c, url);
     }
@@ -862,7 +863,7 @@ done:
 static void ig_usage(void)
 {
     fputs("usage: sw-importgen MODE [options]\n"
-          "  head        --registry H:P --repos N --tags K --inflight P [--get]\n"
+          "  head        --registry H:P --repos N --tags K --inflight P [--get [--no-head]]\n"
           "  isi         --url U --registry H:P --repos N --tags K --inflight P [--per-tag]\n"
           "  controller  --url U --registry H:P --repos N --tags K --inflight P\n"
           "  latency     --url U --registry H:P --repos LANES --samples S --pushes DIR\n"
@@ -946,6 +947,8 @@ static int ig_parse_args(int argc, char **argv, struct ig_opts *o)
             o->per_tag = true;
         } else if (strcmp(argv[i], "--get") == 0) {
             o->get = true;
+        } else if (strcmp(argv[i], "--no-head") == 0) {
+            o->no_head = true;
         } else {
             if (bench_opt_value(argc, argv, &i, &v) < 0)
                 return -1;

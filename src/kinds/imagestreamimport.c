@@ -151,7 +151,7 @@ static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char 
     j->req.prefer_arch = json_string_value(
         json_object_get(ann, "importer.image.openshift.io/prefer-arch"));
     j->req.prefer_os = json_string_value(json_object_get(ann, "importer.image.openshift.io/prefer-os"));
-    j->req.is_known = job_known;
+    j->req.is_known = j->known ? job_known : NULL; /* nothing known: no HEAD to compare */
     j->req.known_payload = j;
     return 0;
 }

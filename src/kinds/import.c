@@ -1,4 +1,5 @@
-/* import: one image reference → Image objects, HEAD first (see import.h). Manifest lists follow
+/* import: one image reference → Image objects, HEAD first when there is a digest to compare
+ * with, else one GET (see import.h). Manifest lists follow
  * importMode: Legacy keeps one platform (the tag's prefer-arch/prefer-os annotations, else
  * linux/amd64, else the first entry) and records the list's digest on that Image so change
  * detection compares index digests; PreserveOriginal keeps the index and every child. */
@@ -206,18 +207,21 @@ void sw_import_image(sw_registry *r, const sw_creds *creds, const sw_import_req 
         out->unchanged = true; /* content addressed: a digest never changes */
         return;
     }
-    if (error == 0)
+    if (error == 0 && !req->is_known) {
+        /* Nothing to compare with: one GET (its digest verified) instead of HEAD + GET. */
+        error = sw_registry_get_manifest(r, &call, &ref, &body, &len, mt, out->digest);
+    } else if (error == 0) {
         error = sw_registry_head_manifest(r, &call, &ref, out->digest, mt, NULL);
-    if (error == 0 && req->is_known && req->is_known(req->known_payload, out->digest)) {
-        out->unchanged = true;
-        return;
-    }
-    /* Changed or new: fetch by the digest HEAD reported, so what we verify is what we saw. */
-    sw_ref byd = ref;
-    if (error == 0) {
+        if (error == 0 && req->is_known(req->known_payload, out->digest)) {
+            out->unchanged = true;
+            return;
+        }
+        /* Changed: fetch by the digest HEAD reported, so what we verify is what we saw. */
+        sw_ref byd = ref;
         byd.tag[0] = '\0';
         sw_strlcpy(byd.digest, out->digest, sizeof(byd.digest));
-        error = sw_registry_get_manifest(r, &call, &byd, &body, &len, mt, NULL);
+        if (error == 0)
+            error = sw_registry_get_manifest(r, &call, &byd, &body, &len, mt, NULL);
     }
     if (error == 0)
         error = sw_manifest_parse(mt, body, len, &m);

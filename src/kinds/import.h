@@ -20,7 +20,7 @@ typedef struct sw_import_req {
     const char *prefer_os;    /* tag annotation importer.image.openshift.io/prefer-os */
     /* Whether digest is what was imported last time (for a list: the index digest); asked
      * only after HEAD, so a lookup it needs is paid only when the digest is not the obvious
-     * one. NULL: nothing imported yet. */
+     * one. NULL: nothing imported yet, so there is no HEAD: the manifest is fetched at once. */
     bool (*is_known)(void *payload, const char *digest);
     void *known_payload;
 } sw_import_req;

@@ -374,7 +374,8 @@ EOF
 
 check_index()
 {
-    local gets heads
+    local gets heads first_heads
+    first_heads=$(fp_count ' HEAD /v2/demo/multi/manifests/')
     kc apply -f - >/dev/null <<EOF || fail "apply imagestream multi"
 apiVersion: image.openshift.io/v1
 kind: ImageStream
@@ -407,6 +408,8 @@ EOF
     expect_eq "PreserveOriginal: the index Image's media type, no layers" "$OCI_INDEX 0" \
         "$(imgq "$INDEX" 'o["dockerImageManifestMediaType"] + " " + str(len(o.get("dockerImageLayers") or []))')"
     expect_ok "PreserveOriginal: both children stored as Images" kc get image "$AMD" "$ARM" -o name
+    expect_eq "first import: nothing to compare with, so no HEAD" "$first_heads" \
+        "$(fp_count ' HEAD /v2/demo/multi/manifests/')"
 
     # Re-import of the unchanged index: HEAD only, no new event.
     gets=$(fp_count ' GET /v2/demo/multi/manifests/')
@@ -498,7 +501,7 @@ check_failures()
     expect_contains "always 429: the message says Too Many Requests" "Too Many Requests" \
         "$(isq fails 'cond("r429")["message"]')"
     expect_match "the proxy served a manifest whose digest does not match" \
-        ' GET /v2/fault/baddigest/app/manifests/sha256:[0-9a-f]+ 200 baddigest$' \
+        ' GET /v2/fault/baddigest/app/manifests/(sha256:[0-9a-f]+|v1) 200 baddigest$' \
         "$(cat "$REG_TMP/fp.requests")"
     expect_match "the proxy served an oversized manifest" ' /v2/fault/oversize/.* 200 oversize$' \
         "$(cat "$REG_TMP/fp.requests")"
