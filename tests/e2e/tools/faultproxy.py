@@ -133,6 +133,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.handle_any()
 
     def reply(self, status, headers, body, fault):
+        # Recorded first: a client that refuses the body (an oversized manifest) may close the
+        # connection while it is written, and the request still happened.
+        self.server.record(self.command, self.path, status, fault)
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
@@ -140,7 +143,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        self.server.record(self.command, self.path, status, fault)
 
     def error_reply(self, status, code, message, extra, fault):
         body = json.dumps({"errors": [{"code": code, "message": message}]}).encode()
