@@ -5,6 +5,7 @@
 
 #include "util/alloc.h"
 #include "util/str.h"
+#include "util/time.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -38,11 +39,7 @@ void bench_sleep_until(int64_t t)
 
 void bench_cond_init(pthread_cond_t *c)
 {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(c, &a);
-    pthread_condattr_destroy(&a);
+    sw_time_cond_init(c);
 }
 
 struct timespec bench_abstime(int64_t t)

@@ -9,6 +9,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/time.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -302,22 +303,10 @@ int sw_watchcache_seek(sw_watchcache *c, int64_t after_rev, sw_wcursor *cur, int
     return error;
 }
 
-static void deadline_in(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_t max, int wait_ms)
 {
-    struct timespec until;
+    struct timespec until = sw_time_mono_deadline(wait_ms);
     int n = 0;
-    deadline_in(&until, wait_ms);
     for (;;) {
         pthread_rwlock_rdlock(&c->mu);
         bool ready = c->closing || cur->seq < c->next_seq || cur->seq < c->first_seq;

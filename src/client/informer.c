@@ -45,7 +45,6 @@ int sw_informer_new(sw_informer **out, sw_client *c, const sw_resource *r,
                     const sw_informer_opts *opts, const sw_informer_handlers *h)
 {
     sw_informer *inf = sw_calloc(1, sizeof(*inf));
-    pthread_condattr_t ca;
     inf->c = c;
     inf->group = sw_strdup(r->group ? r->group : "");
     inf->version = sw_strdup(r->version);
@@ -63,10 +62,7 @@ int sw_informer_new(sw_informer **out, sw_client *c, const sw_resource *r,
     if (h)
         inf->h = *h;
     pthread_mutex_init(&inf->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&inf->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    sw_time_cond_init(&inf->cond);
     inf->cache = json_object();
     inf->rv = sw_strdup("");
     sw_watch_new(&inf->watch);
@@ -135,14 +131,7 @@ static void set_rv(sw_informer *inf, const char *rv)
 /* Sleeps ms unless stop is called meanwhile. */
 static void sleep_unless_stopped(sw_informer *inf, int ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = sw_time_mono_deadline(ms);
     pthread_mutex_lock(&inf->mu);
     while (!inf->stopping && pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) == 0)
         ;
@@ -407,13 +396,7 @@ int sw_informer_wait_synced(sw_informer *inf, int timeout_ms)
     int64_t deadline = sw_time_mono_ms() + timeout_ms;
     pthread_mutex_lock(&inf->mu);
     while (!inf->synced && !inf->stopping && sw_time_mono_ms() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 20 * 1000000L; /* short slices keep the deadline maths simple */
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = sw_time_mono_deadline(20); /* short slices: simple deadline maths */
         pthread_cond_timedwait(&inf->cond, &inf->mu, &ts);
     }
     bool s = inf->synced;

@@ -38,12 +38,8 @@ struct sw_workqueue {
 int sw_workqueue_new(sw_workqueue **out, const sw_workqueue_opts *opts)
 {
     sw_workqueue *q = sw_calloc(1, sizeof(*q));
-    pthread_condattr_t ca;
     pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    sw_time_cond_init(&q->cond);
     if (opts)
         q->opts = *opts;
     if (q->opts.base_delay_ms <= 0)
@@ -285,14 +281,7 @@ static void wait_until(sw_workqueue *q, int64_t at_ms)
     int64_t delta = at_ms - sw_time_mono_ms();
     if (delta <= 0)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += delta / 1000;
-    ts.tv_nsec += (delta % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = sw_time_mono_deadline(delta);
     pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 }
 

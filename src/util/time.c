@@ -29,6 +29,30 @@ int64_t sw_time_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct timespec sw_time_mono_deadline(int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (ms < 0)
+        ms = 0;
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+void sw_time_cond_init(pthread_cond_t *c)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
 void sw_time_format(int64_t secs, char *out, size_t n)
 {
     time_t t = (time_t)secs;
@@ -73,9 +97,8 @@ int sw_time_parse(const char *s, int64_t *secs_out)
     struct tm tm = {0};
     int y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0;
     if (digits(&p, 4, &y) || expect(&p, '-') || digits(&p, 2, &mo) || expect(&p, '-') ||
-        digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' ') || !++p ||
-        digits(&p, 2, &h) || expect(&p, ':') || digits(&p, 2, &mi) || expect(&p, ':') ||
-        digits(&p, 2, &se))
+        digits(&p, 2, &d) || (*p != 'T' && *p != 't' && *p != ' ') || !++p || digits(&p, 2, &h) ||
+        expect(&p, ':') || digits(&p, 2, &mi) || expect(&p, ':') || digits(&p, 2, &se))
         return sw_error_set(SW_EINVALID, "invalid RFC 3339 time %.40s", s);
     if (*p == '.') {
         p++;
