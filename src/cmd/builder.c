@@ -38,7 +38,8 @@ static const char usage_text[] =
     "  -h, --help                   this help\n"
     "\n"
     "Environment: SOURCE_DATE_EPOCH (layer and config times, default 0), SLIPWAY_COMPRESSION\n"
-    "(gzip, zstd or none; default gzip); the Build's dockerStrategy.env may set both.\n"
+    "(gzip, zstd or none; default gzip), SLIPWAY_COMPRESSION_LEVEL (gzip 1-9, default 6;\n"
+    "zstd 1-19, default 3); the Build's dockerStrategy.env may set all three.\n"
     "Exit status: 0 built and pushed, 1 the build failed (reason reported), 2 usage,\n"
     "143 stopped by SIGTERM/SIGINT.\n";
 
