@@ -159,37 +159,6 @@ config()
     skopeo inspect --config --tls-verify=false "docker://$REG/$1" | jq_py "$2"
 }
 
-# unpack IMAGE DIR: skopeo copy to an OCI layout (every blob verified), umoci unpack to DIR.
-unpack()
-{
-    rm -rf "$2" "$2.oci"
-    skopeo copy -q --src-tls-verify=false "docker://$REG/$1" "oci:$2.oci:t" >/dev/null 2>&1 ||
-        fail "skopeo copy $1"
-    umoci unpack --rootless --image "$2.oci:t" "$2" >/dev/null 2>&1 || fail "umoci unpack $1"
-}
-
-# layers LAYOUT: every entry of every layer as "type path mode uid:gid [->link]" (the tar
-# headers themselves; zstd layers through the zstd tool).
-layers()
-{
-    python3 - "$1" <<'PY'
-import io, json, os, subprocess, sys, tarfile
-lay = sys.argv[1]
-blob = lambda d: os.path.join(lay, "blobs", *d.split(":"))
-idx = json.load(open(os.path.join(lay, "index.json")))
-man = json.load(open(blob(idx["manifests"][0]["digest"])))
-for l in man["layers"]:
-    raw = open(blob(l["digest"]), "rb").read()
-    if l["mediaType"].endswith("+zstd"):
-        raw = subprocess.run(["zstd", "-dc"], input=raw, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as t:
-        for m in t.getmembers():
-            kind = "d" if m.isdir() else "l" if m.issym() else "h" if m.islnk() else "f"
-            link = " ->" + m.linkname if m.linkname else ""
-            print("%s %s %04o %d:%d%s" % (kind, m.name, m.mode, m.uid, m.gid, link))
-PY
-}
-
 # ---- setup ----
 
 sw_start_server
@@ -270,13 +239,13 @@ expect_eq "config: ExposedPorts, Volumes" '[["8080/tcp", "9090/udp"], ["/data"]]
 expect_eq "config: created is the epoch" "1970-01-01T00:00:00Z" "$(config test/app:v1 'at("created")')"
 expect_eq "config: history" 'ARG VERSION|LABEL org.opencontainers.image.version=1.2.3 maintainer=team|ENV APP_HOME=/app PATH=/app/bin|COPY --chown=1000:1000 app/ /app/|COPY --chmod=0600 config/settings.conf /etc/app/|ADD vendor.tar.gz /opt/vendor/|WORKDIR /app|USER 1000:1000|EXPOSE 8080/tcp 9090/udp|VOLUME ["/data"]|ENTRYPOINT ["/app/bin/server"]|CMD ["--port","8080"]|STOPSIGNAL SIGTERM|ENV EXTRA=yes|LABEL team=blue' \
     "$(config test/app:v1 '"|".join(h["created_by"] for h in at("history"))')"
-unpack test/app:v1 "$SW_TMP/u1"
+reg_unpack "$REG/test/app:v1" "$SW_TMP/u1"
 R=$SW_TMP/u1/rootfs
 expect_eq "file contents" "the app|key=value|vendored" \
     "$(cat "$R/app/README")|$(cat "$R/etc/app/settings.conf")|$(cat "$R/opt/vendor/lib/x.so")"
 expect_eq "symlinks kept" "README|/etc/hostname" "$(readlink "$R/app/readme-link")|$(readlink "$R/app/host")"
 expect_eq "executable" "755" "$(stat -c %a "$R/app/bin/server")"
-LIST=$(layers "$SW_TMP/u1.oci")
+LIST=$(reg_layer_entries "$SW_TMP/u1.oci")
 expect_eq "layer 1 (COPY --chown) as recorded" "d app 0755 1000:1000
 f app/README 0644 1000:1000
 d app/bin 0755 1000:1000
@@ -359,7 +328,7 @@ expect_eq "config: base Env + ENV seeing it" '["A=B", "X=1", "PATH=/opt/bin:B"]'
 expect_eq "config: inherited Entrypoint, WorkingDir; base and new labels" \
     '[["/bin/sh"], "/work", {"io.slipway.test": "base", "stage": "inline"}, ["run"]]' \
     "$(config test/inline:latest '[at("config.Entrypoint"), at("config.WorkingDir"), at("config.Labels"), at("config.Cmd")]')"
-unpack test/inline:latest "$SW_TMP/u3"
+reg_unpack "$REG/test/inline:latest" "$SW_TMP/u3"
 [ -f "$SW_TMP/u3/rootfs/hello.txt" ] || fail "the base layer's file is missing"
 pass "base image file present after unpack"
 
@@ -412,7 +381,7 @@ B=$(start gitapp)
 builder_ok "git build" "$B"
 expect_contains "log: the commit" "$COMMIT (first version)" "$OUT"
 expect_contains "base layer from the Dockerfile's FROM mounted" "mounted from base/img" "$OUT"
-unpack test/git:latest "$SW_TMP/u4"
+reg_unpack "$REG/test/git:latest" "$SW_TMP/u4"
 R=$SW_TMP/u4/rootfs
 expect_eq "git: files at the tag" "<h1>v1</h1>|<h1>v1</h1>" \
     "$(cat "$R/srv/www/index.html")|$(cat "$R/srv/www/home.html")"
@@ -443,7 +412,7 @@ skopeo copy -q --src-tls-verify=false "docker://$REG/test/onefile:latest" "oci:$
     >/dev/null 2>&1 || fail "skopeo copy of the zstd image"
 if command -v zstd >/dev/null; then # umoci 0.4 cannot unpack zstd layers; the zstd tool can
     expect_eq "zstd layer entries" "d deployments 0755 0:0
-f deployments/app.jar 0644 0:0" "$(layers "$SW_TMP/u5.oci")"
+f deployments/app.jar 0644 0:0" "$(reg_layer_entries "$SW_TMP/u5.oci")"
 else
     echo "note: no zstd tool; the zstd layer's entries are not listed"
 fi
@@ -464,7 +433,7 @@ L1=$(reg_raw "$REG/test/levels:latest" | jq_py 'o["layers"][0]["digest"]')
 rm -rf "$SW_TMP/lv.oci"
 skopeo copy -q --src-tls-verify=false "docker://$REG/test/levels:latest" "oci:$SW_TMP/lv.oci:t" \
     >/dev/null 2>&1 || fail "skopeo copy of the level-1 image"
-expect_eq "level 1 layer entries" "f notes.txt 0644 0:0" "$(layers "$SW_TMP/lv.oci")"
+expect_eq "level 1 layer entries" "f notes.txt 0644 0:0" "$(reg_layer_entries "$SW_TMP/lv.oci")"
 pass "gzip level 1: another layer digest, the same files"
 builder "$(start_binary levels "$SW_TMP/notes.txt" asFile=notes.txt)" SLIPWAY_COMPRESSION_LEVEL=12
 [ "$RC" -eq 1 ] || fail "gzip level 12: expected exit 1, got $RC: $OUT"
