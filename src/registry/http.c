@@ -363,7 +363,16 @@ static void set_options(sw_registry *r, CURL *c, const reg_req *req, reg_resp *r
     curl_easy_setopt(c, CURLOPT_URL, req->url);
     curl_easy_setopt(c, CURLOPT_SHARE, r->share);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->timeout_ms);
+    if (resp->sink) {
+        /* A streamed body lasts as long as its sink takes (a copy waits for its uploads): no
+         * cap on the whole transfer, only on a stall of a full timeout (and at least 60 s). */
+        long stall = r->timeout_ms / 1000 > 60 ? (long)(r->timeout_ms / 1000) : 60L;
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 0L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall);
+    } else {
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->timeout_ms);
+    }
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)r->timeout_ms);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");

@@ -732,40 +732,57 @@ static int copy_get(reg_call *cx, const sw_ref *from, copy_sink *cs)
     return error;
 }
 
+/* One copy attempt: a new session, the GET streamed into it, checked, committed. */
+static int copy_once(sw_registry *r, reg_call *cx, const sw_ref *from,
+                     const sw_registry_call *to_call, const sw_ref *to, const char *digest,
+                     uint64_t size)
+{
+    copy_sink cs = {.want = size, .digest = digest};
+    char got[SW_SHA256_DIGEST_BUF];
+    int error = sw_registry_upload_start(r, to_call, to, &cs.u);
+    if (error < 0)
+        return error;
+    sw_sha256_init(&cs.hash);
+    error = copy_get(cx, from, &cs);
+    sw_sha256_final_digest(&cs.hash, got);
+    if (error == 0 && cs.got != cs.want)
+        error = sw_error_set(SW_EINVALID, "blob %s of %s: %llu bytes arrived, not %llu", digest,
+                             cx->display, (unsigned long long)cs.got, (unsigned long long)cs.want);
+    if (error == 0 && strcmp(got, digest) != 0)
+        error = sw_error_set(SW_EINVALID, "blob digest mismatch: expected %s got %s (%s)", digest,
+                             got, cx->display);
+    if (error < 0) {
+        sw_registry_upload_abort(cs.u);
+        return error;
+    }
+    return sw_registry_upload_commit(cs.u, digest);
+}
+
 int sw_registry_copy_blob(sw_registry *r, const sw_registry_call *from_call, const sw_ref *from,
                           const sw_registry_call *to_call, const sw_ref *to, const char *digest,
                           uint64_t size)
 {
     reg_call cx;
-    copy_sink cs = {.want = size, .digest = digest};
-    char got[SW_SHA256_DIGEST_BUF];
-    bool cx_ready = false;
     int error = check_digest(digest);
     if (error == 0 && (!from || !to))
         error = sw_error_set(SW_EINVALID, "copy_blob: no source or destination");
-    if (error == 0 && (error = sw_registry__call_init(r, from_call, from, &cx)) == 0)
-        cx_ready = true;
+    if (error == 0 && r->max_per_host < 2 && !strcmp(sw_ref_endpoint(from), sw_ref_endpoint(to)))
+        error = sw_error_set(SW_EINVALID, "copy_blob within %s needs two connections to it",
+                             sw_ref_endpoint(to));
     if (error == 0)
-        error = sw_registry_upload_start(r, to_call, to, &cs.u);
+        error = sw_registry__call_init(r, from_call, from, &cx);
     if (error < 0)
-        goto done;
-    sw_sha256_init(&cs.hash);
-    error = copy_get(&cx, from, &cs);
-    sw_sha256_final_digest(&cs.hash, got);
-    if (error == 0 && cs.got != cs.want)
-        error = sw_error_set(SW_EINVALID, "blob %s of %s: %llu bytes arrived, not %llu", digest,
-                             cx.display, (unsigned long long)cs.got, (unsigned long long)cs.want);
-    if (error == 0 && strcmp(got, digest) != 0)
-        error = sw_error_set(SW_EINVALID, "blob digest mismatch: expected %s got %s (%s)", digest,
-                             got, cx.display);
-    if (error < 0) {
-        sw_registry_upload_abort(cs.u);
-        goto done;
+        return error;
+    /* A transport failure or 5xx anywhere (GET, a PATCH, the PUT) restarts from byte 0 in a
+     * new session, as upload_with_restarts does; a wrong length or digest is final. */
+    for (int attempt = 0; attempt <= r->retries; attempt++) {
+        if (attempt > 0)
+            restart_pause(attempt - 1);
+        error = copy_once(r, &cx, from, to_call, to, digest, size);
+        if (error == 0 || !transient(error))
+            break;
     }
-    error = sw_registry_upload_commit(cs.u, digest);
-done:
-    if (cx_ready)
-        sw_registry__call_dispose(&cx);
+    sw_registry__call_dispose(&cx);
     return error;
 }
 

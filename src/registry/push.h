@@ -75,8 +75,11 @@ int sw_registry_push_blob(sw_registry *r, const sw_registry_call *c, const sw_re
 /* Copies blob digest, size bytes, from repository from (another registry, or the same) into
  * repository to without holding it: the GET is streamed into an upload session (full 8 MiB
  * chunks PATCHed while the rest arrives) and hashed on the way; a body longer than size or
- * with another digest aborts the upload. Memory stays at two chunks whatever the size. No HEAD
- * or mount here: the caller tries those first. */
+ * with another digest aborts the upload. Memory stays at two chunks whatever the size. A
+ * transport failure or 5xx restarts the whole copy (up to the client's retries); the GET has no
+ * total time limit, only a stall limit. It holds one connection to each side at once, so a
+ * copy within one host needs max_per_host >= 2 (SW_EINVALID otherwise). No HEAD or mount
+ * here: the caller tries those first. */
 int sw_registry_copy_blob(sw_registry *r, const sw_registry_call *from_call, const sw_ref *from,
                           const sw_registry_call *to_call, const sw_ref *to, const char *digest,
                           uint64_t size);

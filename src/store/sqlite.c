@@ -83,6 +83,7 @@ typedef struct sq_store {
     pthread_mutex_t compact_mu; /* serializes compactions */
     sw_store_watcher *watchers; /* under write_mu */
     _Atomic int64_t rev;        /* newest committed revision */
+    _Atomic int leader_waiting; /* a batch is queued on write_mu: gets leave the writer alone */
     _Atomic int64_t compact_rev;
     int64_t compact_done; /* physical compaction progress (under compact_mu) */
 } sq_store;
@@ -425,9 +426,10 @@ static int sq_get_on(sqlite3 *db, sqlite3_stmt *st, const char *key, sw_kv *out)
     return err;
 }
 
-/* A get runs on the write connection when no batch holds it: a commit invalidates the page
- * cache of every other connection (WAL mode), so a reader re-reads each page it touches after
- * each write, while the writer's cache stays warm. Busy writer: a pooled reader. */
+/* A get runs on the write connection when no batch holds it or waits for it: a commit
+ * invalidates the page cache of every other connection (WAL mode), so a reader re-reads each
+ * page it touches after each write, while the writer's cache stays warm. Busy writer: a pooled
+ * reader (gets never make a batch wait for them more than one lookup). */
 static int sq_get(sw_store *base, const char *key, sw_kv *out)
 {
     sq_store *s = sq_of(base);
@@ -435,7 +437,7 @@ static int sq_get(sw_store *base, const char *key, sw_kv *out)
     int err = sq_check_key(key);
     if (err < 0)
         return err;
-    if (pthread_mutex_trylock(&s->write_mu) == 0) {
+    if (!atomic_load(&s->leader_waiting) && pthread_mutex_trylock(&s->write_mu) == 0) {
         err = sq_get_on(s->wdb, s->w_get, key, out);
         pthread_mutex_unlock(&s->write_mu);
         return err;
@@ -734,7 +736,9 @@ static void sq_deliver(sq_store *s, sq_op *batch)
 /* Runs every op of the batch in one transaction, commits, then delivers live events. */
 static void sq_run_batch(sq_store *s, sq_op *batch)
 {
+    atomic_store(&s->leader_waiting, 1);
     pthread_mutex_lock(&s->write_mu);
+    atomic_store(&s->leader_waiting, 0);
     bool capture = s->watchers != NULL;
     int64_t next = atomic_load(&s->rev);
     int err = sq_step_done(s->wdb, s->w_begin, "begin");

@@ -54,6 +54,9 @@ static struct fake {
     int heads, posts, patches, puts, deletes, manifests, tokens;
     size_t min_patch;        /* smallest PATCH body */
     int fail_puts;           /* flaky/app: PUTs still to answer 503 */
+    const void *copy_body;   /* copysrc/app: what a blob GET answers, whatever the digest */
+    size_t copy_len;
+    int copy_gets;
     char scopes[512];        /* scope parameters of the last token request, joined by "|" */
     char manifest_type[128]; /* Content-Type of the last manifest PUT */
 } F;
@@ -360,6 +363,19 @@ static enum MHD_Result head_blob(struct MHD_Connection *c, const char *url)
     return ret;
 }
 
+/* GET of a blob of copysrc/app: F.copy_body (the test decides whether it matches the digest). */
+static enum MHD_Result get_blob(struct MHD_Connection *c, const char *url)
+{
+    if (!starts(url, "/v2/copysrc/app/blobs/") || !F.copy_body)
+        return reply_error(c, 404, "BLOB_UNKNOWN", "blob unknown to registry");
+    F.copy_gets++;
+    struct MHD_Response *r = MHD_create_response_from_buffer(F.copy_len, (void *)F.copy_body,
+                                                             MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result put_manifest(struct MHD_Connection *c, const char *url, const req *rq)
 {
     F.manifests++;
@@ -388,6 +404,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *method, const
         return route_upload(c, method, url, rq);
     if (strstr(url, "/blobs/") && strcmp(method, "HEAD") == 0)
         return head_blob(c, url);
+    if (strstr(url, "/blobs/") && strcmp(method, "GET") == 0)
+        return get_blob(c, url);
     if (strstr(url, "/manifests/") && strcmp(method, "PUT") == 0)
         return put_manifest(c, url, rq);
     return reply_error(c, 404, "NAME_UNKNOWN", "repository name not known to registry");
@@ -461,6 +479,8 @@ static int setup(void **state)
     F.heads = F.posts = F.patches = F.puts = F.deletes = F.manifests = F.tokens = 0;
     F.min_patch = 0;
     F.fail_puts = 0;
+    F.copy_body = NULL;
+    F.copy_gets = 0;
     pthread_mutex_unlock(&F.mu);
     return 0;
 }
@@ -616,6 +636,36 @@ static void test_push__patch_failure_is_sticky(void **state)
     assert_non_null(strstr(sw_error_msg(), "503"));
     assert_int_equal(F.patches, 2);
     assert_int_equal(F.deletes, 2);
+    sw_free(data);
+}
+
+/* copy_blob: a 503 on the commit restarts the whole copy (a new GET, a new session); a body
+ * whose digest is not the one asked for fails at once, and nothing is stored either way but
+ * the good copy. */
+static void test_push__copy_blob(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref src = ref_of("copysrc/app"), dst = ref_of("flaky/app");
+    char digest[80], other[80];
+    unsigned char *data = pattern(300000, 9, digest);
+    sw_free(pattern(10, 10, other));
+    pthread_mutex_lock(&F.mu);
+    F.copy_body = data;
+    F.copy_len = 300000;
+    F.fail_puts = 1;
+    pthread_mutex_unlock(&F.mu);
+    CHECK(sw_registry_copy_blob(r, &insecure, &src, &insecure, &dst, digest, 300000));
+    assert_int_equal(F.copy_gets, 2); /* the 503'd PUT restarted it once */
+    assert_true(has_blob("flaky/app", digest, NULL));
+    F.copy_gets = 0;
+    assert_int_equal(sw_registry_copy_blob(r, &insecure, &src, &insecure, &dst, other, 300000),
+                     SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "digest mismatch"));
+    assert_int_equal(F.copy_gets, 1); /* final: no restart */
+    assert_false(has_blob("flaky/app", other, NULL));
+    pthread_mutex_lock(&F.mu);
+    F.copy_body = NULL;
+    pthread_mutex_unlock(&F.mu);
     sw_free(data);
 }
 
@@ -846,6 +896,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_push__digest_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__patch_failure_is_sticky, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__one_shot_restarts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__copy_blob, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__mount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__locations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__fd, setup, teardown),
