@@ -11,16 +11,16 @@
 #include "util/error.h"
 
 #include <libdeflate.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
 
-#define SEG (16 * 1024)          /* bytes judged compressible or not as a unit */
-#define SEG_MIN 4096             /* shorter tails are always compressed */
-#define ENTROPY_STORE_MILLI 7900 /* above 7.9 bits/byte a segment is stored */
+#define SEG (16 * 1024) /* bytes judged compressible or not as a unit */
+#define SEG_MIN 4096    /* shorter tails are always compressed */
+#define STORE_COLLISION_PCT                                                                        \
+    107 /* a segment is stored when its byte collisions <= 107% of uniform */
 #define CHUNK_MIN (64 * 1024)
 #define CHUNK_MAX (64 * 1024 * 1024)
 #define ZSTD_JOB_SIZE (4 * 1024 * 1024) /* fixed so the frame layout never follows defaults */
@@ -122,25 +122,22 @@ static const codec none_codec = {none_start, none_write, none_finish, none_stop}
 
 /* ---- gzip: one chunk ---- */
 
-/* Order-0 entropy of p[0..n) in bits per byte, scaled by 1000. */
-static unsigned entropy_milli(const unsigned char *p, size_t n)
-{
-    uint32_t count[256] = {0};
-    for (size_t i = 0; i < n; i++)
-        count[p[i]]++;
-    double bits = 0;
-    for (int i = 0; i < 256; i++) {
-        if (count[i]) {
-            double q = (double)count[i] / (double)n;
-            bits -= q * log2(q);
-        }
-    }
-    return (unsigned)(bits * 1000);
-}
-
+/* Whether p[0..n) looks like random or already-compressed bytes: the chance that two of its
+ * bytes are equal (sum of count^2 over n^2) is within 7% of the 1/256 of uniform bytes, i.e.
+ * its collision (Renyi-2) entropy is above ~7.9 bits per byte. Text and code are far above
+ * that chance. Integer arithmetic only, so every host makes the same choice and a layer's
+ * bytes do not depend on the libm it was built with. */
 static bool incompressible(const unsigned char *p, size_t n)
 {
-    return n >= SEG_MIN && entropy_milli(p, n) > ENTROPY_STORE_MILLI;
+    uint32_t count[256] = {0};
+    uint64_t sq = 0;
+    if (n < SEG_MIN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        count[p[i]]++;
+    for (int i = 0; i < 256; i++)
+        sq += (uint64_t)count[i] * count[i];
+    return 100 * 256 * sq <= (uint64_t)STORE_COLLISION_PCT * n * n;
 }
 
 /* Appends one gzip member of p[0..n) made by comp to j->out. */
@@ -160,7 +157,7 @@ static int gz_member(struct libdeflate_compressor *comp, gz_job *j, const unsign
 }
 
 /* Compresses j->in into j->out as gzip members: the chunk is read in SEG-byte segments, runs of
- * segments that look incompressible (order-0 entropy near 8 bits/byte: random or already
+ * segments that look incompressible (byte values as evenly spread as random or already
  * compressed data) become stored members, the other runs members at the configured level.
  * Runs on a worker or inline; touches nothing but the job and the compressors. */
 static int deflate_job(gz_codecs *z, gz_job *j)
