@@ -849,6 +849,8 @@ static int stream_layer(bld *b, sw_tar *tar, sw_layer_info *info)
     for (int attempt = 1; attempt <= UPLOAD_ATTEMPTS; attempt++) {
         sw_blob_upload *u = NULL;
         error = sw_registry_upload_start(b->reg, &call, &b->out, &u);
+        if (error == 0 && (error = sw_registry_upload_set_streamed(u)) < 0)
+            sw_registry_upload_abort(u); /* one PATCH for the whole layer, as docker push does */
         if (error == 0) {
             lo.sink = upload_chunk;
             lo.payload = u;

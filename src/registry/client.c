@@ -223,13 +223,17 @@ int sw_registry__exec(reg_call *cx, const char *method, const char *path, const 
             req.content_range = send->content_range;
             req.send = send->data;
             req.send_len = send->len;
+            req.stream = send->stream;
+            req.stream_payload = send->stream_payload;
+            if (send->stream)
+                req.retry = false; /* a stream cannot be read twice */
         }
         if (cx->basic) {
             req.user = cx->user;
             req.pass = cx->pass;
         }
         error = sw_registry__perform(cx, &req, resp);
-        if (error < 0 || resp->status != 401 || cx->authed)
+        if (error < 0 || resp->status != 401 || cx->authed || (send && send->stream))
             break;
         cx->authed = true;
         error = sw_registry__authenticate(cx, resp);

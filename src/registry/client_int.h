@@ -87,6 +87,10 @@ typedef struct reg_req {
     const char *content_range; /* Content-Range value or NULL */
     const void *send;          /* POST/PUT/PATCH: the request body (NULL when send_len is 0) */
     size_t send_len;
+    /* Instead of send: a body of unknown length pulled through this (libcurl's read-callback
+     * contract: bytes, 0 at the end, CURL_READFUNC_ABORT); sent chunked, never replayed. */
+    size_t (*stream)(char *buf, size_t size, size_t nitems, void *payload);
+    void *stream_payload;
 } reg_req;
 
 typedef struct reg_resp {
@@ -141,6 +145,8 @@ typedef struct reg_send {
     const void *data;
     size_t len;
     bool once; /* no retry of 5xx/transport errors: the request is not idempotent */
+    size_t (*stream)(char *buf, size_t size, size_t nitems, void *payload); /* see reg_req */
+    void *stream_payload;
 } reg_send;
 /* Resolves endpoint, credentials and scheme for ref (pinging an insecure host once). cx keeps
  * pointers to ref->repository and to c->creds' strings: both must outlive cx. */

@@ -388,7 +388,17 @@ static void set_options(sw_registry *r, CURL *c, const reg_req *req, reg_resp *r
     } else if (strcmp(req->method, "GET") != 0) {
         /* Uploads: no redirects (a 201's Location is read by the caller, not followed). */
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
-        if (sends_body(req->method)) {
+        if (sends_body(req->method) && req->stream) {
+            /* Unknown length: an upload with a read callback goes out chunked (HTTP/1.1) or as
+             * DATA frames (HTTP/2); it lasts as long as its producer, so a stall limit only. */
+            long stall = r->timeout_ms / 1000 > 60 ? (long)(r->timeout_ms / 1000) : 60L;
+            curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+            curl_easy_setopt(c, CURLOPT_READFUNCTION, req->stream);
+            curl_easy_setopt(c, CURLOPT_READDATA, req->stream_payload);
+            curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 0L);
+            curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+            curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall);
+        } else if (sends_body(req->method)) {
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->send_len);
             curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->send_len ? req->send : "");
         }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define WHAT_MAX 700
@@ -43,6 +44,11 @@ struct sw_blob_upload {
     uint64_t written;   /* bytes given to write() */
     int error;          /* 0, or the first failure (sticky) */
     char message[1024]; /* its message */
+    /* Streamed mode (sw_registry_upload_set_streamed): one PATCH of unknown length whose body
+     * the sender pulls from sv[1] while write() pushes into sv[0]. */
+    bool streamed;
+    int sv[2];
+    uint64_t streamed_bytes; /* read by the sender's PATCH so far */
 };
 
 static void stat_add(uint64_t *counter, uint64_t n)
@@ -221,13 +227,26 @@ static sw_blob_upload *upload_alloc(void)
     u->chunk_size = SW_UPLOAD_CHUNK_DEFAULT;
     sw_buf_init(&u->chunk, SW_UPLOAD_CHUNK_MAX);
     sw_buf_init(&u->inflight, SW_UPLOAD_CHUNK_MAX);
+    u->sv[0] = u->sv[1] = -1;
     return u;
+}
+
+/* Streamed mode: ends the body (the PATCH sees its end) so the sender can finish. */
+static void end_stream(sw_blob_upload *u)
+{
+    if (u->sv[0] >= 0) {
+        close(u->sv[0]);
+        u->sv[0] = -1;
+    }
 }
 
 static void upload_free(sw_blob_upload *u)
 {
+    end_stream(u);
     if (u->sending)
         pthread_join(u->sender, NULL);
+    if (u->sv[1] >= 0)
+        close(u->sv[1]);
     sw_registry__call_dispose(&u->cx);
     sw_buf_dispose(&u->chunk);
     sw_buf_dispose(&u->inflight);
@@ -394,6 +413,95 @@ static int start_send(sw_blob_upload *u)
     return error;
 }
 
+/* The streamed PATCH's body: what write() pushed into the socket pair, 0 at its end. */
+static size_t stream_read(char *buf, size_t size, size_t nitems, void *payload)
+{
+    sw_blob_upload *u = payload;
+    for (;;) {
+        ssize_t n = recv(u->sv[1], buf, size * nitems, 0);
+        if (n >= 0) {
+            u->streamed_bytes += (uint64_t)n;
+            return (size_t)n;
+        }
+        if (errno != EINTR)
+            return CURL_READFUNC_ABORT;
+    }
+}
+
+/* The sender of a streamed upload: one PATCH that lasts until write() ends the stream. */
+static void *stream_main(void *arg)
+{
+    sw_blob_upload *u = arg;
+    char *path = sw_strdup(u->location);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    reg_send send = {.content_type = "application/octet-stream",
+                     .once = true,
+                     .stream = stream_read,
+                     .stream_payload = u};
+    int error = send_req(&u->cx, "PATCH", path, &send, &resp);
+    if (error == 0 && !is_2xx(resp.status))
+        error = sw_registry__status_error(&u->cx, &resp, u->what);
+    if (error == 0 && resp.location[0])
+        error = take_location(u, &resp, path);
+    if (error == 0) {
+        u->sent = u->streamed_bytes;
+        stat_add(&u->cx.r->st_bytes, u->streamed_bytes);
+    }
+    u->send_error = error;
+    if (error < 0)
+        sw_strlcpy(u->send_msg, sw_error_msg(), sizeof(u->send_msg));
+    shutdown(u->sv[1], SHUT_RDWR); /* a writer still pushing gets EPIPE, not a hang */
+    sw_free(path);
+    sw_registry__resp_dispose(&resp);
+    return NULL;
+}
+
+int sw_registry_upload_set_streamed(sw_blob_upload *u)
+{
+    if (!u || u->written || u->streamed)
+        return sw_error_set(SW_EINVALID, "upload_set_streamed: only before the first write");
+    int buf = SW_UPLOAD_STREAM_BUFFER;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, u->sv) < 0)
+        return sw_error_set(SW_ERROR, "upload: socketpair: %s", strerror(errno));
+    setsockopt(u->sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+    setsockopt(u->sv[1], SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+    u->streamed = true;
+    if (pthread_create(&u->sender, NULL, stream_main, u) != 0) {
+        u->streamed = false;
+        close(u->sv[0]);
+        close(u->sv[1]);
+        u->sv[0] = u->sv[1] = -1;
+        return sw_error_set(SW_ERROR, "upload: cannot start the streaming thread");
+    }
+    u->sending = true;
+    return 0;
+}
+
+/* write() in streamed mode: into the socket pair (blocking while the PATCH catches up). */
+static int stream_write(sw_blob_upload *u, const unsigned char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(u->sv[0], p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR && u->cx.r->stop && u->cx.r->stop())
+            return upload_fail(u, sw_error_set(SW_ERROR, "%s: stopped", u->what));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) { /* the PATCH ended early: its error is the reason */
+            end_stream(u);
+            int error = wait_sender(u);
+            return upload_fail(u, error < 0 ? error
+                                            : sw_error_set(SW_EUNAVAILABLE,
+                                                           "%s: the registry ended the upload "
+                                                           "early",
+                                                           u->what));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
 {
     if (!u)
@@ -404,6 +512,8 @@ int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
         return upload_fail(u, sw_error_set(SW_EINVALID, "upload_write: no data"));
     const unsigned char *p = data;
     u->written += len;
+    if (u->streamed)
+        return stream_write(u, p, len);
     while (len > 0) {
         size_t room = u->chunk_size - u->chunk.len;
         size_t n = len < room ? len : room;
@@ -422,6 +532,7 @@ int sw_registry_upload_write(sw_blob_upload *u, const void *data, size_t len)
 /* DELETE the session; errors are ignored, and the caller's error message is kept. */
 static void cancel_session(sw_blob_upload *u)
 {
+    end_stream(u);
     if (u->sending) {
         pthread_join(u->sender, NULL); /* its outcome no longer matters */
         u->sending = false;
@@ -490,6 +601,7 @@ int sw_registry_upload_commit(sw_blob_upload *u, const char *digest)
 {
     if (!u)
         return sw_error_set(SW_EINVALID, "upload_commit: no session");
+    end_stream(u); /* streamed: the PATCH sees the end of its body and finishes */
     int error = wait_sender(u);
     if (error == 0)
         error = u->error ? sticky_error(u) : check_digest(digest);
@@ -740,6 +852,8 @@ static int copy_once(sw_registry *r, reg_call *cx, const sw_ref *from,
     copy_sink cs = {.want = size, .digest = digest};
     char got[SW_SHA256_DIGEST_BUF];
     int error = sw_registry_upload_start(r, to_call, to, &cs.u);
+    if (error == 0 && (error = sw_registry_upload_set_streamed(cs.u)) < 0)
+        sw_registry_upload_abort(cs.u);
     if (error < 0)
         return error;
     sw_sha256_init(&cs.hash);

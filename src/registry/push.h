@@ -14,6 +14,7 @@
 
 #define SW_UPLOAD_CHUNK_DEFAULT (8 * 1024 * 1024) /* bytes buffered per PATCH */
 #define SW_UPLOAD_CHUNK_MAX (64 * 1024 * 1024)
+#define SW_UPLOAD_STREAM_BUFFER (1024 * 1024) /* socket buffer between write() and the PATCH */
 
 /* Errors, beyond those listed in client.h: SW_EINVALID also for a digest the registry refused
  * (DIGEST_INVALID), a manifest naming a blob the repository lacks (MANIFEST_BLOB_UNKNOWN), or
@@ -36,6 +37,11 @@ int sw_registry_upload_start(sw_registry *r, const sw_registry_call *c, const sw
 /* Chunk size for this session (default SW_UPLOAD_CHUNK_DEFAULT, at most SW_UPLOAD_CHUNK_MAX,
  * at least the registry's OCI-Chunk-Min-Length). Only before the first write. */
 void sw_registry_upload_set_chunk_size(sw_blob_upload *u, size_t n);
+/* Streamed mode, before the first write: the whole blob goes out as ONE PATCH of unknown
+ * length (chunked transfer encoding, no Content-Range: what the docker client does), written
+ * while it is produced, instead of chunk_size PATCHes; the registry then does its per-request
+ * work once. The PATCH's failure surfaces at a later write or the commit, like a chunk's. */
+int sw_registry_upload_set_streamed(sw_blob_upload *u);
 /* Appends data (copied). Whenever a chunk is full it is PATCHed by a helper thread while the
  * caller goes on writing (one PATCH in flight, in order; never retried: a chunk's fate is
  * unknown after a failure). On failure the error is sticky: a later write or the commit
@@ -73,9 +79,9 @@ int sw_registry_push_blob(sw_registry *r, const sw_registry_call *c, const sw_re
                           const char *digest, const void *data, size_t len, const char *from_repo,
                           sw_blob_pushed *how);
 /* Copies blob digest, size bytes, from repository from (another registry, or the same) into
- * repository to without holding it: the GET is streamed into an upload session (full 8 MiB
- * chunks PATCHed while the rest arrives) and hashed on the way; a body longer than size or
- * with another digest aborts the upload. Memory stays at two chunks whatever the size. A
+ * repository to without holding it: the GET is streamed into an upload session (one streamed
+ * PATCH fed while the rest arrives) and hashed on the way; a body longer than size or
+ * with another digest aborts the upload. Memory stays at a socket buffer whatever the size. A
  * transport failure or 5xx restarts the whole copy (up to the client's retries); the GET has no
  * total time limit, only a stall limit. It holds one connection to each side at once, so a
  * copy within one host needs max_per_host >= 2 (SW_EINVALID otherwise). No HEAD or mount

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define MAX_SESSIONS 32
@@ -57,6 +58,7 @@ static struct fake {
     const void *copy_body;   /* copysrc/app: what a blob GET answers, whatever the digest */
     size_t copy_len;
     int copy_gets;
+    int streamed_patches; /* PATCHes sent with chunked transfer encoding */
     char scopes[512];        /* scope parameters of the last token request, joined by "|" */
     char manifest_type[128]; /* Content-Type of the last manifest PUT */
 } F;
@@ -274,7 +276,13 @@ static enum MHD_Result patch_upload(struct MHD_Connection *c, const char *repo, 
         return reply_error(c, 404, "BLOB_UPLOAD_UNKNOWN", "blob upload unknown to registry");
     if (F.min_patch == 0 || rq->body.len < F.min_patch)
         F.min_patch = rq->body.len;
-    if (!take_chunk(c, &F.sessions[id], rq, true))
+    /* A chunked (streamed) PATCH carries no Content-Range, as docker push sends it; a PATCH
+     * of known length must say where it goes. */
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    bool streamed = te && strcasecmp(te, "chunked") == 0;
+    if (streamed)
+        F.streamed_patches++;
+    if (!take_chunk(c, &F.sessions[id], rq, !streamed))
         return reply_error(c, 416, "BLOB_UPLOAD_INVALID", "bad range or type");
     char loc[512], range[64];
     session_location(repo, id, true, loc, sizeof(loc));
@@ -481,6 +489,7 @@ static int setup(void **state)
     F.fail_puts = 0;
     F.copy_body = NULL;
     F.copy_gets = 0;
+    F.streamed_patches = 0;
     pthread_mutex_unlock(&F.mu);
     return 0;
 }
@@ -636,6 +645,42 @@ static void test_push__patch_failure_is_sticky(void **state)
     assert_non_null(strstr(sw_error_msg(), "503"));
     assert_int_equal(F.patches, 2);
     assert_int_equal(F.deletes, 2);
+    sw_free(data);
+}
+
+/* Streamed mode: 3 MB written in odd pieces go out as one chunked PATCH, then the PUT; a PATCH
+ * the registry refuses fails the commit with its answer. */
+static void test_push__streamed_upload(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref repo = ref_of("stream/app");
+    char digest[80];
+    size_t n = 3 * 1024 * 1024 + 77;
+    unsigned char *data = pattern(n, 5, digest);
+    sw_blob_upload *u = NULL;
+    CHECK(sw_registry_upload_start(r, &insecure, &repo, &u));
+    CHECK(sw_registry_upload_set_streamed(u));
+    assert_int_equal(sw_registry_upload_set_streamed(u), SW_EINVALID); /* once, before writes */
+    for (size_t off = 0; off < n; off += 99991)
+        CHECK(sw_registry_upload_write(u, data + off, n - off < 99991 ? n - off : 99991));
+    CHECK(sw_registry_upload_commit(u, digest));
+    assert_int_equal(F.patches, 1);
+    assert_int_equal(F.streamed_patches, 1);
+    assert_true(has_blob("stream/app", digest, NULL));
+
+    sw_ref bad = ref_of("patchfail/app");
+    CHECK(sw_registry_upload_start(r, &insecure, &bad, &u));
+    CHECK(sw_registry_upload_set_streamed(u));
+    int error = 0;
+    for (size_t off = 0; off < n && error == 0; off += 99991)
+        error = sw_registry_upload_write(u, data + off, n - off < 99991 ? n - off : 99991);
+    if (error == 0)
+        error = sw_registry_upload_commit(u, digest);
+    else
+        sw_registry_upload_abort(u);
+    assert_int_equal(error, SW_EUNAVAILABLE);
+    assert_non_null(strstr(sw_error_msg(), "503"));
+    assert_false(has_blob("patchfail/app", digest, NULL));
     sw_free(data);
 }
 
@@ -897,6 +942,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_push__patch_failure_is_sticky, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__one_shot_restarts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__copy_blob, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__streamed_upload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__mount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__locations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__fd, setup, teardown),
