@@ -345,30 +345,37 @@ static int sticky_error(const sw_blob_upload *u)
     return sw_error_set(u->error, "%s", u->message);
 }
 
+/* PATCHes the session with send; adopts the Location the registry answers with. */
+static int patch_session(sw_blob_upload *u, const reg_send *send)
+{
+    char *path = sw_strdup(u->location);
+    reg_resp resp;
+    sw_registry__resp_init(&resp);
+    int error = send_req(&u->cx, "PATCH", path, send, &resp);
+    if (error == 0 && !is_2xx(resp.status))
+        error = sw_registry__status_error(&u->cx, &resp, u->what);
+    if (error == 0 && resp.location[0])
+        error = take_location(u, &resp, path);
+    sw_free(path);
+    sw_registry__resp_dispose(&resp);
+    return error;
+}
+
 /* PATCH len bytes at offset u->sent. */
 static int send_chunk(sw_blob_upload *u, const void *data, size_t len)
 {
     char range[64];
-    char *path = sw_strdup(u->location);
-    reg_resp resp;
-    sw_registry__resp_init(&resp);
     snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, u->sent, u->sent + len - 1);
     reg_send send = {.content_type = "application/octet-stream",
                      .content_range = range,
                      .data = data,
                      .len = len,
                      .once = true};
-    int error = send_req(&u->cx, "PATCH", path, &send, &resp);
-    if (error == 0 && !is_2xx(resp.status))
-        error = sw_registry__status_error(&u->cx, &resp, u->what);
-    if (error == 0 && resp.location[0])
-        error = take_location(u, &resp, path);
+    int error = patch_session(u, &send);
     if (error == 0) {
         u->sent += len;
         stat_add(&u->cx.r->st_bytes, len);
     }
-    sw_free(path);
-    sw_registry__resp_dispose(&resp);
     return error;
 }
 
@@ -432,18 +439,11 @@ static size_t stream_read(char *buf, size_t size, size_t nitems, void *payload)
 static void *stream_main(void *arg)
 {
     sw_blob_upload *u = arg;
-    char *path = sw_strdup(u->location);
-    reg_resp resp;
-    sw_registry__resp_init(&resp);
     reg_send send = {.content_type = "application/octet-stream",
                      .once = true,
                      .stream = stream_read,
                      .stream_payload = u};
-    int error = send_req(&u->cx, "PATCH", path, &send, &resp);
-    if (error == 0 && !is_2xx(resp.status))
-        error = sw_registry__status_error(&u->cx, &resp, u->what);
-    if (error == 0 && resp.location[0])
-        error = take_location(u, &resp, path);
+    int error = patch_session(u, &send);
     if (error == 0) {
         u->sent = u->streamed_bytes;
         stat_add(&u->cx.r->st_bytes, u->streamed_bytes);
@@ -452,8 +452,6 @@ static void *stream_main(void *arg)
     if (error < 0)
         sw_strlcpy(u->send_msg, sw_error_msg(), sizeof(u->send_msg));
     shutdown(u->sv[1], SHUT_RDWR); /* a writer still pushing gets EPIPE, not a hang */
-    sw_free(path);
-    sw_registry__resp_dispose(&resp);
     return NULL;
 }
 
