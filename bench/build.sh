@@ -43,20 +43,12 @@ source "$ROOT/tests/lib/registry.sh"
 
 
 cleanup() {
-    local rc=$? pid
+    local rc=$?
     if [[ -n $CHILD ]]; then
         kill -TERM -- "-$CHILD" 2>/dev/null || kill -TERM "$CHILD" 2>/dev/null || true
         wait "$CHILD" 2>/dev/null || true
     fi
-    for pid in "${PIDS[@]}"; do
-        stop_pid "$pid"
-    done
-    reg_cleanup || true
-    if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-        log "kept $TMP"
-    else
-        rm -rf "$TMP"
-    fi
+    stop_all_and_clean
     return "$rc"
 }
 trap cleanup EXIT

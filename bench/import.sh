@@ -62,15 +62,7 @@ cleanup() {
         # interrupted during `sw-loadgen start`: the server it forked is not in PIDS yet
         pid=$(kv "$(cat "$TMP/line" 2>/dev/null)" pid) && PIDS+=("$pid")
     fi
-    for pid in "${PIDS[@]}"; do
-        stop_pid "$pid"
-    done
-    reg_cleanup || true
-    if [[ ${BENCH_KEEP:-0} == 1 ]]; then
-        log "kept $TMP"
-    else
-        rm -rf "$TMP"
-    fi
+    stop_all_and_clean
     return "$rc"
 }
 trap cleanup EXIT

@@ -1,5 +1,6 @@
 # lib.sh: the shell helpers bench/api.sh, import.sh and build.sh share (sourced, never run).
-# Each script keeps its own cleanup trap and tables; these are the pieces that were the same.
+# Each script keeps its own cleanup trap (ending in stop_all_and_clean) and tables; these are the
+# pieces that were the same.
 # shellcheck shell=bash
 
 log() { printf '%s\n' "$*" >&2; }
@@ -17,6 +18,24 @@ stop_pid() {
     done
     log "pid $pid ignored SIGTERM for 10 s; sending SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
+}
+
+# stop_all_and_clean: the common end of each script's cleanup trap: stops every pid in PIDS, the
+# registries of tests/lib/registry.sh when that is loaded, and removes TMP (kept with
+# BENCH_KEEP=1).
+stop_all_and_clean() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        stop_pid "$pid"
+    done
+    if declare -F reg_cleanup >/dev/null; then
+        reg_cleanup || true
+    fi
+    if [[ ${BENCH_KEEP:-0} == 1 ]]; then
+        log "kept $TMP"
+    else
+        rm -rf "$TMP"
+    fi
 }
 
 # kv LINE KEY: the value of KEY in a "k=v k=v" result line (status 1 when absent).
