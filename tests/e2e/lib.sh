@@ -36,12 +36,30 @@ sw_log_tail()
     fi
 }
 
-# fail MESSAGE...: reports a failed check and exits 1 (the trap cleans up).
+# fail MESSAGE...: reports a failed check and exits 1 (the trap cleans up). After
+# sw_with_registry it prints the registries' logs too, and a script's sw_fail_extra (when it
+# defines one) adds its own.
 fail()
 {
     echo "FAIL [$SW_NAME]: $*" >&2
     sw_log_tail
+    if [ -n "${SW_WITH_REGISTRY:-}" ]; then
+        reg_logs
+    fi
+    if declare -F sw_fail_extra >/dev/null; then
+        sw_fail_extra
+    fi
     exit 1
+}
+
+# sw_with_registry: for a script that also sources tests/lib/registry.sh: checks its tools,
+# gives it $SW_TMP/reg, stops its processes on exit, and adds its logs to fail's report.
+sw_with_registry()
+{
+    reg_require
+    reg_init "$SW_TMP/reg"
+    trap 'reg_cleanup; sw_cleanup' EXIT
+    SW_WITH_REGISTRY=1
 }
 
 pass()

@@ -21,21 +21,15 @@
 . "$SW_TESTS/lib/registry.sh"
 
 START=$(date +%s)
-reg_require
 command -v git >/dev/null || fail "git is not installed"
-reg_init "$SW_TMP/reg"
-trap 'reg_cleanup; sw_cleanup' EXIT
+sw_with_registry
 
-fail()
+sw_fail_extra()
 {
-    echo "FAIL [$SW_NAME]: $*" >&2
-    sw_log_tail
-    reg_logs
     if [ -f "$SW_TMP/builder.log" ]; then
         echo "---- last builder log ----" >&2
         tail -n 30 "$SW_TMP/builder.log" >&2
     fi
-    exit 1
 }
 
 # libgit2 1.5 (Debian) leaks pcre2 match data for every config entry a remote's URL rewrite check

@@ -20,9 +20,8 @@
 . "$SW_TESTS/lib/registry.sh"
 
 START=$(date +%s)
-reg_require
 command -v git >/dev/null || fail "git is not installed"
-reg_init "$SW_TMP/reg"
+sw_with_registry
 
 NS=team
 BAPI=/apis/build.openshift.io/v1/namespaces/$NS
@@ -46,21 +45,17 @@ stop_builders()
     done
     return "$rc"
 }
-trap 'reg_cleanup; stop_builders; sw_cleanup' EXIT
+trap 'reg_cleanup; stop_builders; sw_cleanup' EXIT # sw_with_registry's, plus the builders
 
-fail()
+sw_fail_extra()
 {
     local last
-    echo "FAIL [$SW_NAME]: $*" >&2
-    sw_log_tail
-    reg_logs
     last=$(find "$SW_DIR/logs/$NS" -name '*.log' -printf '%T@ %p\n' 2>/dev/null | sort -n |
         tail -n 1 | cut -d' ' -f2-)
     if [ -n "$last" ]; then
         echo "---- last build log ($last) ----" >&2
         tail -n 20 "$last" >&2
     fi
-    exit 1
 }
 
 # libgit2 1.5 (Debian) leaks pcre2 match data once per clone (see test_builder.sh); the builders

@@ -17,17 +17,7 @@
 . "$SW_TESTS/lib/registry.sh"
 
 START=$(date +%s)
-reg_require
-reg_init "$SW_TMP/reg"
-trap 'reg_cleanup; sw_cleanup' EXIT
-
-fail()
-{
-    echo "FAIL [$SW_NAME]: $*" >&2
-    sw_log_tail
-    reg_logs
-    exit 1
-}
+sw_with_registry
 
 sw() { "$SLIPWAY" "$@"; }
 

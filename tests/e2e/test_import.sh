@@ -19,18 +19,7 @@
 
 TOOLS=$SW_TESTS/e2e/tools
 START=$(date +%s)
-reg_require
-reg_init "$SW_TMP/reg"
-trap 'reg_cleanup; sw_cleanup' EXIT
-
-# fail MESSAGE...: lib.sh's, plus the registry and helper logs.
-fail()
-{
-    echo "FAIL [$SW_NAME]: $*" >&2
-    sw_log_tail
-    reg_logs
-    exit 1
-}
+sw_with_registry
 
 rand() { od -An -N8 -tx8 /dev/urandom | tr -d ' '; }
 
