@@ -22,6 +22,7 @@
 #include "registry/manifest.h"
 #include "registry/push.h"
 #include "registry/ref.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -32,7 +33,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -179,17 +179,6 @@ static void strv_push(char ***v, size_t *n, char *s)
     *v = sw_realloc(*v, (*n + 2) * sizeof(**v));
     (*v)[(*n)++] = s;
     (*v)[*n] = NULL;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
 }
 
 /* ---- the Build ---- */
@@ -1091,8 +1080,7 @@ static void dispose(bld *b)
     sw_report_free(b->rep);
     json_decref(b->build);
     sw_client_free(b->api);
-    if (b->dir[0])
-        nftw(b->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    sw_path_remove_tree(b->dir);
 }
 
 /* Ends the run: reports the outcome (unless stopped) and prints the result. */

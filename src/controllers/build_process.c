@@ -4,6 +4,7 @@
  * stragglers while its id is still reserved, then the child is reaped. */
 #include "controllers/build_process.h"
 
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -11,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -65,18 +65,6 @@ static int write_private(const char *dir, const char *name, const char *data, si
     if (close(fd) < 0)
         return sw_error_set(SW_ERROR, "cannot write %s: %s", out, strerror(errno));
     return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    remove(path);
-    return 0;
-}
-
-static void remove_tree(const char *dir)
-{
-    if (dir[0])
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* The argument vector; strings point into files[] and the build, which outlive the spawn. */
@@ -211,7 +199,7 @@ done:
         close(p[1]);
     sw_free(a);
     if (error < 0) {
-        remove_tree(r->dir);
+        sw_path_remove_tree(r->dir);
         sw_free(r);
         return error;
     }
@@ -300,7 +288,7 @@ static void proc_forget(void *self, void *run)
     }
     if (r->fd >= 0)
         close(r->fd);
-    remove_tree(r->dir);
+    sw_path_remove_tree(r->dir);
     sw_free(r);
 }
 

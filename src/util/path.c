@@ -1,9 +1,13 @@
-/* path: lexical path cleaning (see path.h). */
+/* path: lexical path cleaning, and removing a directory tree (see path.h). */
 #include "util/path.h"
 
 #include "util/error.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int sw_path_clean(const char *path, bool clamp, char *out, size_t n)
 {
@@ -36,4 +40,26 @@ int sw_path_clean(const char *path, bool clamp, char *out, size_t n)
             p++;
     }
     return 0;
+}
+
+static _Thread_local bool remove_failed;
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    if (remove(path) < 0 && errno != ENOENT)
+        remove_failed = true;
+    return 0; /* keep going: remove what can be */
+}
+
+int sw_path_remove_tree(const char *dir)
+{
+    if (!dir || !dir[0])
+        return 0;
+    remove_failed = false;
+    if (nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+        return -1;
+    return remove_failed ? -1 : 0;
 }

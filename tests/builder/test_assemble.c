@@ -12,12 +12,12 @@
 
 #include "builder/assemble.h"
 #include "image/tarread.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +31,6 @@ typedef struct fx {
     sw_oci_image *img;
     sw_assembly *a;
 } fx;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
 
 static int setup(void **state)
 {
@@ -57,7 +50,7 @@ static int teardown(void **state)
     sw_oci_image_free(f->img);
     sw_dockerfile_free(f->df);
     sw_source_free(f->s);
-    nftw(f->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    sw_path_remove_tree(f->dir);
     sw_free(f);
     return 0;
 }

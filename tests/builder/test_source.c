@@ -10,11 +10,11 @@
 
 #include "builder/source.h"
 #include "image/tar.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +25,6 @@ typedef struct fx {
     char dir[64];
     sw_source *s;
 } fx;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
 
 static int setup(void **state)
 {
@@ -47,7 +40,7 @@ static int teardown(void **state)
 {
     fx *f = *state;
     sw_source_free(f->s);
-    nftw(f->dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    sw_path_remove_tree(f->dir);
     sw_free(f);
     return 0;
 }

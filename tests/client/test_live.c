@@ -15,6 +15,7 @@
 #include "client/kubeconfig.h"
 #include "client/rest.h"
 #include "client/watch.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -25,7 +26,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -239,16 +239,11 @@ static void server_kill(server *s, int sig)
     s->pid = 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static void cleanup(void)
 {
     server_kill(&g_srv, SIGTERM);
     if (g_srv.dir[0]) {
-        nftw(g_srv.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        sw_path_remove_tree(g_srv.dir);
         g_srv.dir[0] = '\0';
     }
 }

@@ -11,12 +11,12 @@
 
 #include "image/layout.h"
 #include "image/oci.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -309,11 +309,6 @@ static void test_oci_base_refusals(void **state)
 static char g_dir[] = "/tmp/sw-oci-test-XXXXXX";
 static char g_layout[600];
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     if (!mkdtemp(g_dir))
@@ -324,7 +319,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    return nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return sw_path_remove_tree(g_dir);
 }
 
 static json_t *load_json(const char *rel)

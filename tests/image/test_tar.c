@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "image/tar.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -16,7 +17,6 @@
 #include "util/str.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,11 +154,6 @@ static size_t read_tar(const unsigned char *p, size_t len, rd_entry *out, size_t
 
 static char g_dir[] = "/tmp/sw-tar-test-XXXXXX";
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     memcpy(g_dir + strlen(g_dir) - 6, "XXXXXX", 6);
@@ -167,7 +162,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    return nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return sw_path_remove_tree(g_dir);
 }
 
 static void put_file(const char *name, const char *content, time_t mtime)

@@ -10,11 +10,11 @@
 
 #include "image/compress.h"
 #include "image/tarread.h"
+#include "util/path.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +23,6 @@
 
 static char g_dir[] = "/tmp/sw-tarread-test-XXXXXX";
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     return mkdtemp(g_dir) ? 0 : -1;
@@ -35,7 +30,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    return nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return sw_path_remove_tree(g_dir);
 }
 
 static int collect(void *payload, const void *data, size_t len)

@@ -13,7 +13,11 @@
 #include "util/str.h"
 #include "util/time.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_buf_cap_is_sticky(void **state)
 {
@@ -145,6 +149,34 @@ static void test_path_clean(void **state)
         sw_path_clean("aaaaaaaaaaaaaaaa/bbbbbbbbbbbbbbbbbbbb", false, out, sizeof(out)), SW_ELIMIT);
 }
 
+/* sw_path_remove_tree: a nested tree goes, a symlink in it is removed without following it. */
+static void test_path_remove_tree(void **state)
+{
+    char root[] = "/tmp/sw-test-rmtree-XXXXXX", outside[] = "/tmp/sw-test-keep-XXXXXX";
+    char p[256];
+    assert_non_null(mkdtemp(root));
+    int fd = mkstemp(outside);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(p, sizeof(p), "%s/a", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/a/b", root);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/a/b/file", root);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("x", f);
+    fclose(f);
+    snprintf(p, sizeof(p), "%s/a/link", root);
+    assert_int_equal(symlink(outside, p), 0);
+    assert_int_equal(sw_path_remove_tree(root), 0);
+    assert_int_equal(access(root, F_OK), -1);
+    assert_int_equal(access(outside, F_OK), 0);     /* the link's target stays */
+    assert_int_equal(sw_path_remove_tree(root), 0); /* already gone */
+    assert_int_equal(sw_path_remove_tree(""), 0);
+    unlink(outside);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_json_depth),
         cmocka_unit_test(test_path_clean),
+        cmocka_unit_test(test_path_remove_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
