@@ -218,6 +218,8 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
         return error;
     if (rev)
         sw_object_set_rv(obj, rev);
+    if (rev && k->committed)
+        k->committed(&api->kctx, obj);
     sw_object_decorate(api, k, obj);
     return 0;
 }
@@ -335,6 +337,8 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     keep_stored(st, key, val, error == 0 ? len : 0, error == 0 ? rev : 0);
     if (error == 0)
         sw_object_set_rv(*objp, rev);
+    if (error == 0 && k->committed)
+        k->committed(&api->kctx, *objp);
 done:
     json_decref(old);
     return error;

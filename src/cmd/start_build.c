@@ -8,6 +8,8 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 
+#include "client/watch.h"
+
 #include "image/tar.h"
 #include "kinds/build.h"
 #include "util/alloc.h"
@@ -27,7 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define WAIT_POLL_MS 500
+#define WAIT_RETRIES 10 /* dropped watch connections before --wait gives up */
+#define WAIT_RETRY_MS 500
 #define PROGRESS_MS 100
 
 typedef struct start_opts {
@@ -501,29 +504,58 @@ static int start_request(sw_cli *cli, const start_opts *o, json_t **build)
 
 /* ---- after the start ---- */
 
-/* Polls the build until it finishes: 0 when Complete, else an error naming how it ended. */
+/* How a watched build ended: its final phase, reason and message. */
+typedef struct waited {
+    const char *ns, *name;
+    bool deleted;
+    char phase[32], reason[128], msg[512];
+} waited;
+
+static int on_build_event(sw_watch_type type, json_t *b, void *payload)
+{
+    waited *w = payload;
+    if (type == SW_WATCH_BOOKMARK || !sw_str_eq(sw_json_str_at(b, "metadata.name"), w->name))
+        return 0;
+    if (type == SW_WATCH_DELETED) {
+        w->deleted = true;
+        return 1;
+    }
+    const char *phase = sw_json_str_at(b, "status.phase");
+    if (!sw_build_phase_terminal(phase))
+        return 0;
+    sw_strlcpy(w->phase, phase, sizeof(w->phase));
+    sw_strlcpy(w->reason, sw_json_str_at(b, "status.reason") ?: "", sizeof(w->reason));
+    sw_strlcpy(w->msg, sw_json_str_at(b, "status.message") ?: "", sizeof(w->msg));
+    return 1;
+}
+
+/* Watches the build (as `oc start-build --wait` does) until it finishes: 0 when Complete, else
+ * an error naming how it ended. Each watch starts from the current state (a synthetic ADDED),
+ * so a watch the server ends or a dropped connection loses nothing. */
 static int wait_done(sw_cli *cli, const char *name)
 {
-    for (;;) {
-        json_t *b = NULL;
-        int error = sw_client_get(cli->client, &sw_cli_res_builds, cli->ns, name, &b);
+    char selector[300];
+    waited w = {.ns = cli->ns, .name = name};
+    snprintf(selector, sizeof(selector), "metadata.name=%s", name);
+    sw_watch_opts wo = {.field_selector = selector, .no_bookmarks = true};
+    int error = 0, drops = 0;
+    while (!w.phase[0] && !w.deleted) {
+        error =
+            sw_watch_run(NULL, cli->client, &sw_cli_res_builds, cli->ns, &wo, on_build_event, &w);
+        if (error == SW_EUNAVAILABLE && ++drops < WAIT_RETRIES) {
+            usleep(WAIT_RETRY_MS * 1000);
+            continue;
+        }
         if (error < 0)
             return error;
-        const char *phase = sw_json_str_at(b, "status.phase");
-        if (sw_build_phase_terminal(phase)) {
-            const char *reason = sw_json_str_at(b, "status.reason");
-            const char *msg = sw_json_str_at(b, "status.message");
-            if (strcmp(phase, "Complete"))
-                error = sw_error_set(SW_ERROR, "build %s/%s ended as %s%s%s%s%s%s", cli->ns, name,
-                                     phase, reason && *reason ? " (" : "",
-                                     reason && *reason ? reason : "", reason && *reason ? ")" : "",
-                                     msg && *msg ? ": " : "", msg && *msg ? msg : "");
-            json_decref(b);
-            return error;
-        }
-        json_decref(b);
-        usleep(WAIT_POLL_MS * 1000);
     }
+    if (w.deleted)
+        return sw_error_set(SW_ERROR, "build %s/%s was deleted before it finished", cli->ns, name);
+    if (!strcmp(w.phase, "Complete"))
+        return 0;
+    return sw_error_set(SW_ERROR, "build %s/%s ended as %s%s%s%s%s%s", cli->ns, name, w.phase,
+                        w.reason[0] ? " (" : "", w.reason, w.reason[0] ? ")" : "",
+                        w.msg[0] ? ": " : "", w.msg);
 }
 
 static int run(sw_cli *cli, const start_opts *o)

@@ -1,7 +1,7 @@
 /* build_run: one thread per running build (see build_int.h). It reads the builder's output,
- * ships it to builds/<n>/log every 200 ms or 64 KiB, keeps the tail for logSnippet, enforces
- * completionDeadlineSeconds and status.cancelled (SIGTERM, SIGKILL after the grace period),
- * and turns the exit into the build's final phase; a Complete build with an ImageStreamTag
+ * ships it to builds/<n>/log at most every 100 ms (or per 64 KiB), keeps the tail for logSnippet,
+ * enforces completionDeadlineSeconds and status.cancelled (SIGTERM, SIGKILL after the grace
+ * period), and turns the exit into the build's final phase; a Complete build with an ImageStreamTag
  * output and a digest gets its ImageStreamMapping. */
 #include "controllers/build_int.h"
 
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define LOG_CHUNK (64 * 1024)
-#define LOG_FLUSH_MS 200
+#define LOG_FLUSH_MS 100
 #define READ_WAIT_MS 100
 #define TAIL_MAX (32 * 1024)
 #define EXIT_DRAIN_MS 2000 /* output still open this long after the exit: give up on it */
@@ -189,11 +189,17 @@ static void enforce(sw_build_controller *ctl, sw_build__runner *r, watch *w, int
 static void supervise(sw_build_controller *ctl, sw_build__runner *r, watch *w)
 {
     const sw_build_strategy *s = ctl->strategy;
-    w->last_flush = sw_time_mono_ms();
+    w->last_flush = sw_time_mono_ms() - LOG_FLUSH_MS; /* the first output goes out at once */
     for (;;) {
         size_t got = 0;
         bool eof = false;
-        s->read_output(s->self, r->run, w->pend + w->plen, LOG_CHUNK - w->plen, READ_WAIT_MS, &got,
+        /* output waiting to be shipped: wake up when it is due, not a whole read wait later */
+        int64_t due = w->last_flush + LOG_FLUSH_MS - sw_time_mono_ms();
+        int wait_ms = !w->plen             ? READ_WAIT_MS
+                      : due < 1            ? 1
+                      : due < READ_WAIT_MS ? (int)due
+                                           : READ_WAIT_MS;
+        s->read_output(s->self, r->run, w->pend + w->plen, LOG_CHUNK - w->plen, wait_ms, &got,
                        &eof);
         if (got) {
             tail_add(w, w->pend + w->plen, got);

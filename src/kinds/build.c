@@ -255,6 +255,14 @@ static int build_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
     return 0;
 }
 
+/* Log followers wait for a build's phase to change: wake them once it is stored. */
+static void build_committed(const sw_kind_ctx *ctx, const json_t *obj)
+{
+    (void)ctx;
+    (void)obj;
+    sw_build_log_wake();
+}
+
 /* A finished build's phase never changes; phases are OpenShift's seven. */
 static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
 {
@@ -340,6 +348,6 @@ const sw_kind sw_kind_build = {
     .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,
     .prepare_create = build_prepare_create,
     .prepare_status_update = build_prepare_status_update, .validate = build_validate,
-    .subresources = build_subresources,
+    .committed = build_committed, .subresources = build_subresources,
     .nsubresources = sizeof(build_subresources) / sizeof(build_subresources[0]),
 };

@@ -25,6 +25,9 @@ int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
                          sw_subresp *out);
 int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                        sw_subresp *out);
+/* Wakes every build log reader waiting for a build to start, for more log or for its end
+ * (called when a log grows and when a build is written). */
+void sw_build_log_wake(void);
 int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                            sw_subresp *out);
 

@@ -14,6 +14,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,10 +23,11 @@
 
 #define MAX_LOG (64 * 1024 * 1024)
 #define START_WAIT_MS 30000
-#define FOLLOW_POLL_MS 200
+#define WAIT_MAX_MS 200     /* longest wait between two looks, changes or not */
+#define FOLLOW_IDLE_MS 1000 /* a follower with nothing to send returns 0 this often */
 
-static int log_path(const sw_kind_ctx *ctx, const char *ns, const char *name, char *out,
-                    size_t n, bool create_dirs)
+static int log_path(const sw_kind_ctx *ctx, const char *ns, const char *name, char *out, size_t n,
+                    bool create_dirs)
 {
     if (!ctx->data_dir)
         return sw_error_set(SW_EUNAVAILABLE, "build logs are not available on this server");
@@ -61,6 +64,7 @@ static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
     close(fd);
     if (w < 0 || (size_t)w != r->body_len)
         return sw_error_set(SW_ERROR, "cannot write the build log: %s", strerror(errno));
+    sw_build_log_wake();
     return 0;
 }
 
@@ -69,19 +73,65 @@ static bool started(const char *phase)
     return phase && strcmp(phase, "New") && strcmp(phase, "Pending");
 }
 
-/* Waits (polling) until the build has left New/Pending or the deadline passes. */
+/* Readers wait for a change here instead of sleeping: every log append and every stored
+ * build bumps `changes`. A reader samples it before it looks, so a change between its look and
+ * its wait is never missed; the wait is still bounded (WAIT_MAX_MS) as a safety net. */
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    uint64_t changes;
+} g_log = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void log_init(void)
+{
+    sw_time_cond_init(&g_log.cond);
+}
+
+static uint64_t log_changes(void)
+{
+    pthread_once(&g_log.once, log_init);
+    pthread_mutex_lock(&g_log.mu);
+    uint64_t c = g_log.changes;
+    pthread_mutex_unlock(&g_log.mu);
+    return c;
+}
+
+void sw_build_log_wake(void)
+{
+    pthread_once(&g_log.once, log_init);
+    pthread_mutex_lock(&g_log.mu);
+    g_log.changes++;
+    pthread_cond_broadcast(&g_log.cond);
+    pthread_mutex_unlock(&g_log.mu);
+}
+
+/* Waits until something changed since `seen` (a log_changes() value), at most ms. */
+static void log_wait(uint64_t seen, int64_t ms)
+{
+    struct timespec until = sw_time_mono_deadline(ms);
+    pthread_mutex_lock(&g_log.mu);
+    while (g_log.changes == seen &&
+           pthread_cond_timedwait(&g_log.cond, &g_log.mu, &until) != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&g_log.mu);
+}
+
+/* Waits until the build has left New/Pending or the deadline passes. */
 static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, size_t n)
 {
     int64_t deadline = sw_time_mono_ms() + START_WAIT_MS;
     for (;;) {
         json_t *b = NULL;
+        uint64_t seen = log_changes();
         if (o->get(o, &sw_kind_build, r->ns, r->name, &b) < 0)
             return NULL;
         sw_strlcpy(phase, sw_json_str_at(b, "status.phase") ?: "New", n);
         json_decref(b);
-        if (started(phase) || sw_time_mono_ms() >= deadline)
+        int64_t left = deadline - sw_time_mono_ms();
+        if (started(phase) || left <= 0)
             return phase;
-        usleep(FOLLOW_POLL_MS * 1000);
+        log_wait(seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
     }
 }
 
@@ -123,10 +173,14 @@ static bool finished(follower *f)
     return fin;
 }
 
+/* The next bytes of the log; waits up to about a second for them (0: none yet, ask again), -1
+ * once the build finished and everything was sent. */
 static long follower_next(void *state, char *buf, size_t max)
 {
     follower *f = state;
-    for (int waited = 0; waited < 1000 / FOLLOW_POLL_MS; waited++) {
+    int64_t deadline = sw_time_mono_ms() + FOLLOW_IDLE_MS;
+    for (;;) {
+        uint64_t seen = log_changes();
         int fd = open(f->path, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? pread(fd, buf, max, f->off) : 0;
         if (fd >= 0)
@@ -139,10 +193,13 @@ static long follower_next(void *state, char *buf, size_t max)
             return -1;
         /* Nothing new: one more read after the build finishes catches the last lines. */
         f->done = finished(f);
-        if (!f->done)
-            usleep(FOLLOW_POLL_MS * 1000);
+        int64_t left = deadline - sw_time_mono_ms();
+        if (f->done)
+            continue;
+        if (left <= 0)
+            return 0;
+        log_wait(seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
     }
-    return 0;
 }
 
 static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out)
@@ -195,8 +252,7 @@ static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_s
     return 0;
 }
 
-int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                       sw_subresp *out)
+int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out)
 {
     if (!strcmp(r->method, "GET"))
         return serve(ctx, o, r, out);

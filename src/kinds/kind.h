@@ -128,6 +128,9 @@ struct sw_kind {
     int (*prepare_status_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
     /* old is NULL on create. */
     int (*validate)(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old);
+    /* After a create or update of this kind is stored (not on dry runs): obj as stored. For
+     * wake-ups only (a build log follower learning that its build finished); must not block. */
+    void (*committed)(const sw_kind_ctx *ctx, const json_t *obj);
     /* A status string computed on every read and never stored (ImageStream's
      * status.dockerImageRepository): computed_status writes status.<computed_status_key> for
      * the object ns/name into out and returns true, or returns false to leave the stored

@@ -246,7 +246,7 @@ static int sq_lock_path(const char *path, int *fd_out)
 static int sq_open_conn(const char *path, sqlite3 **out)
 {
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    int rc = sqlite3_open_v2(path, out, flags, NULL);
+    int rc = sqlite3_open_v2(path, out, flags, "unix-excl");
     if (rc != SQLITE_OK) {
         int err = sw_error_set(SW_ERROR, "sqlite: open %s: %s", path,
                                *out ? sqlite3_errmsg(*out) : sqlite3_errstr(rc));

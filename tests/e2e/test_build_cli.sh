@@ -269,49 +269,46 @@ check_from_file()
     pass "the archive is kept byte for byte"
 }
 
-check_follow_wait()
+# start_bg OUT BUILD ARGS...: `sw start-build ARGS...` in the background (output in OUT, pid in
+# PID) until the build BUILD it starts exists.
+start_bg()
 {
-    local pid out=$SW_TMP/follow.out
-    sw start-build df --follow >"$out" 2>&1 &
-    pid=$!
-    SW_BG_PIDS+=("$pid")
+    local out=$1 build=$2
+    shift 2
+    sw start-build "$@" >"$out" 2>&1 &
+    PID=$!
+    SW_BG_PIDS+=("$PID")
     for _ in $(seq 50); do
-        jp build df-4 '{.metadata.name}' | grep -qx df-4 && break
+        jp build "$build" '{.metadata.name}' | grep -qx "$build" && break
         sleep 0.1
     done
+}
+
+check_follow_wait()
+{
+    local out=$SW_TMP/follow.out
+    start_bg "$out" df-4 df --follow
     phase df-4 Running
     logline df-4 "step 1/2 : FROM scratch"
     logline df-4 "step 2/2 : LABEL a=b"
     phase df-4 Complete
-    wait_exit "$pid" 15 "start-build --follow ends when the build completes"
+    wait_exit "$PID" 15 "start-build --follow ends when the build completes"
     expect_eq "... exit 0" 0 "$RC"
     expect_eq "... printed the start and the log" "build.build.openshift.io/df-4 started
 step 1/2 : FROM scratch
 step 2/2 : LABEL a=b" "$(cat "$out")"
 
-    sw start-build df --wait >"$out" 2>&1 &
-    pid=$!
-    SW_BG_PIDS+=("$pid")
-    for _ in $(seq 50); do
-        jp build df-5 '{.metadata.name}' | grep -qx df-5 && break
-        sleep 0.1
-    done
+    start_bg "$out" df-5 df --wait
     phase df-5 Running
     phase df-5 Failed DockerBuildFailed "RUN is not supported (line 3)"
-    wait_exit "$pid" 10 "start-build --wait ends when the build fails"
+    wait_exit "$PID" 10 "start-build --wait ends when the build fails"
     expect_eq "... exit 1" 1 "$RC"
     expect_contains "... with the phase, reason and message" \
         "error: build default/df-5 ended as Failed (DockerBuildFailed): RUN is not supported (line 3)" "$(cat "$out")"
 
-    sw start-build df -w >"$out" 2>&1 &
-    pid=$!
-    SW_BG_PIDS+=("$pid")
-    for _ in $(seq 50); do
-        jp build df-6 '{.metadata.name}' | grep -qx df-6 && break
-        sleep 0.1
-    done
+    start_bg "$out" df-6 df -w
     phase df-6 Complete
-    wait_exit "$pid" 10 "start-build -w ends when the build completes"
+    wait_exit "$PID" 10 "start-build -w ends when the build completes"
     expect_eq "... exit 0" 0 "$RC"
 }
 
@@ -345,7 +342,7 @@ second line" "$OUT"
     kill -0 "$pid" 2>/dev/null || fail "logs -f ended before the build finished"
     pass "logs -f keeps following a running build"
     phase df-1 Complete
-    wait_exit "$pid" 10 "logs -f ends when the build completes"
+    wait_exit "$PID" 10 "logs -f ends when the build completes"
     expect_eq "... exit 0" 0 "$RC"
     expect_eq "... with every line" "first line
 second line
@@ -374,6 +371,20 @@ check_cancel()
     expect_exit "cancel-build bc/nope: exit 1" 1 sw cancel-build bc/nope
 }
 
+# --wait watches the build: deleting it ends the wait with an error that says so.
+check_wait_deleted()
+{
+    local out=$SW_TMP/wait-deleted.out
+    start_bg "$out" df-7 df --wait
+    phase df-7 Running
+    api DELETE "$API/builds/df-7" -o /dev/null -w '%{http_code}' | grep -qx 200 ||
+        fail "delete df-7"
+    wait_exit "$PID" 10 "start-build --wait ends when the build is deleted"
+    expect_eq "... exit 1" 1 "$RC"
+    expect_contains "... and says so" "error: build default/df-7 was deleted before it finished" \
+        "$(cat "$out")"
+}
+
 # No extra server flags: the controllers stay off, the test plays them.
 # shellcheck disable=SC2119
 sw_start_server
@@ -386,5 +397,6 @@ check_from_file
 check_follow_wait
 check_logs
 check_cancel
+check_wait_deleted
 sw_finish
 echo "took $(($(date +%s) - START)) s"
