@@ -529,24 +529,45 @@ static int on_build_event(sw_watch_type type, json_t *b, void *payload)
     return 1;
 }
 
-/* Watches the build (as `oc start-build --wait` does) until it finishes: 0 when Complete, else
- * an error naming how it ended. Each watch starts from the current state (a synthetic ADDED),
- * so a watch the server ends or a dropped connection loses nothing. */
+/* Reads the build once: its state into w, its resourceVersion into rv (a watch starts there).
+ * A build that is gone counts as deleted. */
+static int wait_look(sw_cli *cli, waited *w, char *rv, size_t n)
+{
+    json_t *b = NULL;
+    int error = sw_client_get(cli->client, &sw_cli_res_builds, cli->ns, w->name, &b);
+    if (error == SW_ENOTFOUND) {
+        w->deleted = true;
+        return 0;
+    }
+    if (error == 0) {
+        sw_strlcpy(rv, sw_json_str_at(b, "metadata.resourceVersion") ?: "", n);
+        on_build_event(SW_WATCH_MODIFIED, b, w);
+    }
+    json_decref(b);
+    return error;
+}
+
+/* Waits (as `oc start-build --wait` does) until the build finishes: 0 when Complete, else an
+ * error naming how it ended. Get, then watch from the resourceVersion the get returned; when
+ * the server ends the watch (its timeout, or 410 Gone) or the connection drops, get again, so
+ * nothing is missed and a build deleted meanwhile is noticed. */
 static int wait_done(sw_cli *cli, const char *name)
 {
-    char selector[300];
+    char selector[300], rv[32];
     waited w = {.ns = cli->ns, .name = name};
     snprintf(selector, sizeof(selector), "metadata.name=%s", name);
-    sw_watch_opts wo = {.field_selector = selector, .no_bookmarks = true};
+    sw_watch_opts wo = {.field_selector = selector, .resource_version = rv, .no_bookmarks = true};
     int error = 0, drops = 0;
-    while (!w.phase[0] && !w.deleted) {
-        error =
-            sw_watch_run(NULL, cli->client, &sw_cli_res_builds, cli->ns, &wo, on_build_event, &w);
-        if (error == SW_EUNAVAILABLE && ++drops < WAIT_RETRIES) {
+    for (;;) {
+        error = wait_look(cli, &w, rv, sizeof(rv));
+        if (error == 0 && !w.phase[0] && !w.deleted)
+            error = sw_watch_run(NULL, cli->client, &sw_cli_res_builds, cli->ns, &wo,
+                                 on_build_event, &w);
+        if (error == 0 && (w.phase[0] || w.deleted))
+            break;
+        if (error == SW_EUNAVAILABLE && ++drops < WAIT_RETRIES)
             usleep(WAIT_RETRY_MS * 1000);
-            continue;
-        }
-        if (error < 0)
+        else if (error < 0 && error != SW_EGONE)
             return error;
     }
     if (w.deleted)
