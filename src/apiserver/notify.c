@@ -22,7 +22,7 @@
 #include <time.h>
 
 #define QUEUE_MAX 4096
-#define STALE_RETRIES 6        /* re-imports while the registry still shows the old tag */
+#define STALE_RETRIES 6         /* re-imports while the registry still shows the old tag */
 #define STALE_FIRST_DELAY_MS 25 /* doubled per retry: 25 ms .. 800 ms, 1.6 s in all */
 
 typedef struct push {
@@ -89,7 +89,8 @@ static int parse_events(sw_notifier *n, const json_t *env)
 {
     size_t i, queued = 0;
     json_t *ev;
-    json_array_foreach(json_object_get(env, "events"), i, ev) {
+    json_array_foreach(json_object_get(env, "events"), i, ev)
+    {
         push p;
         const char *action = sw_json_str_at(ev, "action");
         const char *repo = sw_json_str_at(ev, "target.repository");
@@ -99,6 +100,8 @@ static int parse_events(sw_notifier *n, const json_t *env)
         url_host(sw_json_str_at(ev, "target.url"), p.host, sizeof(p.host));
         if (!p.host[0])
             sw_strlcpy(p.host, sw_json_str_at(ev, "request.host") ?: "", sizeof(p.host));
+        if (!p.host[0])
+            continue; /* a push of which registry? never every registry's repo:tag */
         if (sw_strlcpy(p.repository, repo, sizeof(p.repository)) >= sizeof(p.repository) ||
             sw_strlcpy(p.tag, tag, sizeof(p.tag)) >= sizeof(p.tag))
             continue;
@@ -149,7 +152,7 @@ static bool tag_matches(const json_t *t, const push *p)
         sw_ref_parse(sw_json_str_at(t, "from.name") ?: "", &ref) < 0)
         return false;
     return !strcmp(ref.repository, p->repository) && !strcmp(ref.tag, p->tag) &&
-           (!p->host[0] || !strcmp(ref.registry, p->host));
+           !strcmp(ref.registry, p->host);
 }
 
 /* Does the tag's newest event stand for digest (its image, or the index it was picked from)? */
@@ -180,7 +183,8 @@ static bool stale(sw_objects *o, const json_t *isi, const push *p)
     json_t *item;
     if (!p->digest[0])
         return false;
-    json_array_foreach(sw_json_at(isi, "status.images"), i, item) {
+    json_array_foreach(sw_json_at(isi, "status.images"), i, item)
+    {
         const char *tag = sw_json_str_at(item, "tag");
         if (sw_str_eq(sw_json_str_at(item, "status.status"), "Success")) {
             if (!json_object_get(item, "image") && tag && !tag_shows(o, stream, tag, p->digest))
@@ -199,12 +203,13 @@ static bool reimport(sw_notifier *n, sw_objects *o, const json_t *stream, const 
     json_t *images = json_array(), *out = NULL;
     size_t i;
     json_t *t;
-    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t) {
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t)
+    {
         if (!tag_matches(t, p))
             continue;
-        json_t *e = json_pack("{s:{s:s, s:s}, s:{s:s}}", "from", "kind", "DockerImage", "name",
-                              sw_json_str_at(t, "from.name"), "to", "name",
-                              sw_json_str_at(t, "name"));
+        json_t *e =
+            json_pack("{s:{s:s, s:s}, s:{s:s}}", "from", "kind", "DockerImage", "name",
+                      sw_json_str_at(t, "from.name"), "to", "name", sw_json_str_at(t, "name"));
         if (json_object_get(t, "importPolicy"))
             json_object_set(e, "importPolicy", json_object_get(t, "importPolicy"));
         json_array_append_new(images, e);
@@ -212,10 +217,10 @@ static bool reimport(sw_notifier *n, sw_objects *o, const json_t *stream, const 
     const char *ns = sw_json_str_at(stream, "metadata.namespace");
     const char *name = sw_json_str_at(stream, "metadata.name");
     if (json_array_size(images)) {
-        json_t *isi = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:b, s:O}}", "apiVersion",
-                                "image.openshift.io/v1", "kind", "ImageStreamImport", "metadata",
-                                "name", name, "namespace", ns, "spec", "import", 1, "images",
-                                images);
+        json_t *isi =
+            json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:b, s:O}}", "apiVersion",
+                      "image.openshift.io/v1", "kind", "ImageStreamImport", "metadata", "name",
+                      name, "namespace", ns, "spec", "import", 1, "images", images);
         if (sw_imagestreamimport_run(&n->api->kctx, o, ns, isi, &out) < 0)
             sw_log(SW_LOG_WARN, "re-import of %s/%s after a push of %s:%s failed: %s", ns, name,
                    p->repository, p->tag, sw_error_msg());
@@ -303,8 +308,9 @@ int sw_notifier_new(sw_notifier **out, sw_api *api, const char *token_file)
     n->token[strcspn(n->token, "\r\n")] = '\0';
     if (strlen(n->token) < 16) {
         sw_free(n);
-        return sw_error_set(SW_EINVALID, "--registry-notifications-token-file: the token in %s "
-                                         "must be at least 16 characters",
+        return sw_error_set(SW_EINVALID,
+                            "--registry-notifications-token-file: the token in %s "
+                            "must be at least 16 characters",
                             token_file);
     }
     n->api = api;

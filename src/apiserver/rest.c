@@ -67,8 +67,12 @@ static size_t split(char *path, char **segs)
     return n;
 }
 
+/* A namespace, name or subresource segment: no object is named "." or ".." (names are DNS
+ * subdomains at most), and such a segment must never reach a file path built from it. */
 static bool copy_seg(char *dst, size_t n, const char *src)
 {
+    if (!*src || !strcmp(src, ".") || !strcmp(src, ".."))
+        return false;
     return sw_strlcpy(dst, src, n) < n;
 }
 

@@ -41,35 +41,51 @@ typedef struct conn_ctx {
     sw_buf body;
     bool too_big;
     int64_t start_ms;
-    int upload_fd;          /* a streamed upload (instantiatebinary) goes to a file */
+    int upload_fd; /* a streamed upload (instantiatebinary) goes to a file */
     char upload_path[4200];
     uint64_t upload_len;
+    int upload_errno; /* the upload could not be stored: why */
+    bool answered;    /* reject_early replied from the headers */
 } conn_ctx;
 
-/* Binary build uploads are streamed to <data dir>/uploads, never held in memory. */
+/* Binary build uploads are streamed to <data dir>/uploads, never held in memory. Only called
+ * for authenticated requests. */
 static void start_upload(sw_apiserver *s, conn_ctx *cc, const char *method, const char *url)
 {
     const char *dir = s->api->kctx.data_dir;
     if (!dir || strcmp(method, "POST") || !sw_str_suffix(url, "/instantiatebinary"))
         return;
     snprintf(cc->upload_path, sizeof(cc->upload_path), "%s/uploads", dir);
-    mkdir(cc->upload_path, 0700);
+    if (mkdir(cc->upload_path, 0700) < 0 && errno != EEXIST)
+        cc->upload_errno = errno;
     snprintf(cc->upload_path, sizeof(cc->upload_path), "%s/uploads/upload-XXXXXX", dir);
-    cc->upload_fd = mkstemp(cc->upload_path);
-    if (cc->upload_fd < 0)
+    cc->upload_fd = cc->upload_errno ? -1 : mkstemp(cc->upload_path);
+    if (cc->upload_fd < 0) {
+        cc->upload_errno = cc->upload_errno ? cc->upload_errno : errno;
         cc->upload_path[0] = '\0';
+    }
 }
 
 static void upload_write(conn_ctx *cc, const char *data, size_t n)
 {
     cc->upload_len += n;
-    if (cc->upload_len > MAX_UPLOAD || write(cc->upload_fd, data, n) != (ssize_t)n) {
-        cc->too_big = cc->upload_len > MAX_UPLOAD;
+    bool too_big = cc->upload_len > MAX_UPLOAD;
+    ssize_t w = too_big ? 0 : write(cc->upload_fd, data, n);
+    if (too_big || w != (ssize_t)n) {
+        cc->too_big = too_big;
+        if (!too_big)
+            cc->upload_errno = w < 0 ? errno : ENOSPC;
         close(cc->upload_fd);
         cc->upload_fd = -1;
         unlink(cc->upload_path);
         cc->upload_path[0] = '\0';
     }
+}
+
+/* Whether the request is an upload that the server spools to a file (see start_upload). */
+static bool is_upload(const conn_ctx *cc)
+{
+    return cc->upload_fd >= 0 || cc->upload_path[0] || cc->upload_errno;
 }
 
 static const char *query_cb(void *conn, const char *key)
@@ -82,14 +98,29 @@ static const char *header_cb(void *conn, const char *key)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, key);
 }
 
-/* POST .../buildconfigs/<bc>/webhooks/<secret>/<type>: git hosts and registries cannot send a
- * bearer token, so the secret in the path is the credential (checked by the handler; 401 when
- * wrong), as OpenShift's webhook URLs are meant to be used. */
+/* POST /apis/build.openshift.io/v1/namespaces/<ns>/buildconfigs/<bc>/webhooks/<secret>/<type>
+ * and nothing else: git hosts and registries cannot send a bearer token, so the secret in the
+ * path is the credential (checked by the handler; 401 when wrong), as OpenShift's webhook URLs
+ * are meant to be used. The path must have exactly that shape: a BuildConfig named "webhooks"
+ * or a namespace named "buildconfigs" must not open other subresources to anonymous callers. */
 static bool is_webhook(const char *method, const char *path)
 {
-    const char *p = strstr(path, "/buildconfigs/");
-    return !strcmp(method, "POST") && sw_str_prefix(path, "/apis/build.openshift.io/v1/namespaces/") &&
-           p && strstr(p, "/webhooks/") && !strstr(path, "..");
+    static const char prefix[] = "/apis/build.openshift.io/v1/namespaces/";
+    static const char *const shape[] = {NULL, "buildconfigs", NULL, "webhooks", NULL, NULL};
+    if (strcmp(method, "POST") || !sw_str_prefix(path, prefix))
+        return false;
+    const char *p = path + sizeof(prefix) - 1;
+    for (size_t i = 0; i < sizeof(shape) / sizeof(shape[0]); i++) {
+        const char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        bool last = i + 1 == sizeof(shape) / sizeof(shape[0]);
+        if (len == 0 || (len <= 2 && !strncmp(p, "..", len)) || (last != !end))
+            return false;
+        if (shape[i] && (strlen(shape[i]) != len || strncmp(p, shape[i], len)))
+            return false;
+        p = end ? end + 1 : p + len;
+    }
+    return true;
 }
 
 /* 0, or SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
@@ -204,7 +235,6 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
                      const char *url, conn_ctx *cc, sw_response *resp)
 {
     char *pb_json = NULL;
-    int auth;
     sw_request req = {
         .method = method,
         .path = url,
@@ -218,15 +248,20 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         .conn = conn,
     };
     if (cc->too_big) {
-        sw_response_error(resp, SW_ELIMIT, "the request body is larger than the 3145728-byte limit",
-                          NULL, NULL);
+        char msg[96];
+        snprintf(msg, sizeof(msg), "the request body is larger than the %llu-byte limit",
+                 is_upload(cc) ? MAX_UPLOAD : (unsigned long long)SW_API_MAX_BODY);
+        sw_response_error(resp, SW_ELIMIT, msg, NULL, NULL);
+    } else if (cc->upload_errno) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "the server cannot store the upload: %s",
+                 strerror(cc->upload_errno));
+        sw_response_error(resp, SW_ERROR, msg, NULL, NULL);
     } else if (sw_notify_matches(url)) {
         /* The registry authenticates with its own token, not the admin one. */
         sw_notify_handle(s->api->notifier, &req,
                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
                          resp);
-    } else if ((auth = authenticate(s, conn, method, url)) < 0) {
-        sw_response_error(resp, auth, sw_error_msg(), NULL, NULL);
     } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
         health(resp);
     } else if (protobuf_to_json(&req, &pb_json, resp) < 0) {
@@ -241,6 +276,23 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     sw_free(pb_json);
 }
 
+/* Answers a request from its headers alone (the body, if any, is never read: libmicrohttpd
+ * closes the connection after the reply). */
+static enum MHD_Result reject_early(struct MHD_Connection *conn, const char *method,
+                                    const char *url, conn_ctx *cc, int code, const char *msg)
+{
+    sw_response resp;
+    sw_response_init(&resp);
+    sw_response_error(&resp, code, msg, NULL, NULL);
+    cc->answered = true; /* nothing more of the request is taken in */
+    if (sw_log_enabled(SW_LOG_REQUEST))
+        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, url, resp.status,
+               (long long)(sw_time_mono_ms() - cc->start_ms));
+    enum MHD_Result ret = send_response(conn, &resp);
+    sw_response_dispose(&resp);
+    return ret;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
@@ -252,8 +304,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         sw_buf_init(&cc->body, SW_API_MAX_BODY);
         cc->start_ms = sw_time_mono_ms();
         cc->upload_fd = -1;
-        start_upload(s, cc, method, url);
         *con_cls = cc;
+        /* Authenticate on the headers, before any of the body is read or stored: a caller
+         * without a valid token gets its 401 at once and the body is never taken in. */
+        int auth = sw_notify_matches(url) ? 0 : authenticate(s, conn, method, url);
+        if (auth < 0)
+            return reject_early(conn, method, url, cc, auth, sw_error_msg());
+        start_upload(s, cc, method, url);
+        return MHD_YES;
+    }
+    if (cc->answered) {
+        *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) {

@@ -1,8 +1,10 @@
 /* status: responses and Kubernetes Status objects (apimachinery's error shapes). */
 #include "apiserver/api.h"
 
+#include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/str.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +44,8 @@ static json_t *invalid_status(const char *message, const sw_kind *kind, const ch
 {
     char full[1600], field[256] = "";
     const char *colon = strstr(message, ": ");
-    if (colon && (size_t)(colon - message) < sizeof(field) && !memchr(message, ' ', (size_t)(colon - message))) {
+    if (colon && (size_t)(colon - message) < sizeof(field) &&
+        !memchr(message, ' ', (size_t)(colon - message))) {
         memcpy(field, message, (size_t)(colon - message));
         field[colon - message] = '\0';
     }
@@ -53,12 +56,25 @@ static json_t *invalid_status(const char *message, const sw_kind *kind, const ch
     if (field[0])
         json_object_set_new(cause, "field", json_string(field));
     return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:[o]}, s:i}", "kind",
-                     "Status", "apiVersion", "v1", "metadata", "status", "Failure", "message",
-                     full, "reason", "Invalid", "details", "name", name, "group", kind->group,
-                     "kind", kind->kind, "causes", cause, "code", 422);
+                     "Status", "apiVersion", "v1", "metadata", "status", "Failure", "message", full,
+                     "reason", "Invalid", "details", "name", name, "group", kind->group, "kind",
+                     kind->kind, "causes", cause, "code", 422);
 }
 
+static json_t *status_of(int code, const char *message, const sw_kind *kind, const char *name);
+
+/* message and name may carry client bytes cut anywhere (%.200s): jansson refuses a string
+ * that is not UTF-8, which would leave the reply without its Status, so both are cleaned. */
 json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, const char *name)
+{
+    char *msg = sw_utf8_clean(message ? message : ""), *nm = sw_utf8_clean(name);
+    json_t *st = status_of(code, msg, kind, nm);
+    sw_free(msg);
+    sw_free(nm);
+    return st;
+}
+
+static json_t *status_of(int code, const char *message, const sw_kind *kind, const char *name)
 {
     if (code == SW_EINVALID && kind && name && *name)
         return invalid_status(message, kind, name);

@@ -45,7 +45,7 @@ static int check_fields(const sw_request *req, const sw_kind *k, json_t *obj, sw
     int error = sw_schema_check(sw_kind_schema(k), obj);
     if (error < 0 && mode != 2 && sw_str_prefix(sw_error_msg(), strict_prefix)) {
         /* Unknown fields: Strict fails; Warn warns; both Warn and Ignore drop them. */
-        if (mode == 1)
+        if (mode == 1 && resp)
             sw_strlcpy(resp->warning, sw_error_msg() + strlen(strict_prefix),
                        sizeof(resp->warning));
         sw_schema_prune(sw_kind_schema(k), obj);
@@ -242,8 +242,8 @@ void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
 }
 
 /* Deletes the object outright (no finalizers left). */
-static int remove_object(sw_api *api, const sw_request *req, const char *key, json_t *obj,
-                         int64_t expected)
+static int remove_object(sw_api *api, const sw_request *req, const sw_kind *k, const char *key,
+                         json_t *obj, int64_t expected)
 {
     int64_t rev = 0;
     int error = 0;
@@ -251,6 +251,9 @@ static int remove_object(sw_api *api, const sw_request *req, const char *key, js
         error = sw_store_delete(api->store, key, expected, &rev);
     if (error == 0 && rev)
         sw_object_set_rv(obj, rev);
+    if (error == 0 && rev && k->removed)
+        k->removed(&api->kctx, sw_json_str_at(obj, "metadata.namespace"),
+                   sw_json_str_at(obj, "metadata.name"));
     return error;
 }
 
@@ -326,7 +329,7 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     sw_object_decorate(api, k, *objp);
     sw_api_key(k, rt->ns, rt->name, key, sizeof(key));
     if (sw_json_at(*objp, "metadata.deletionTimestamp") && finalizers_empty(*objp)) {
-        error = remove_object(api, req, key, *objp, cur->mod_rev);
+        error = remove_object(api, req, k, key, *objp, cur->mod_rev);
         goto done;
     }
     if (json_equal(*objp, old) || sw_rest_dry_run(req))
@@ -579,7 +582,7 @@ static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt, c
         goto done;
     }
     sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
-    error = remove_object(api, req, key, *objp, cur.mod_rev);
+    error = remove_object(api, req, rt->kind, key, *objp, cur.mod_rev);
 done:
     sw_kv_dispose(&cur);
     return error;
@@ -623,7 +626,10 @@ int sw_rest_delete_namespace_content(sw_api *api, const char *ns)
         int error = sw_store_list(api->store, &o, &l);
         for (size_t j = 0; error == 0 && j < l.count; j++) {
             int64_t rev;
+            const char *name = strrchr(l.items[j].key, '/');
             error = sw_store_delete(api->store, l.items[j].key, 0, &rev);
+            if (error == 0 && kinds[i]->removed && name)
+                kinds[i]->removed(&api->kctx, ns, name + 1);
             if (error == SW_ENOTFOUND)
                 error = 0;
         }
@@ -651,8 +657,12 @@ void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_rout
         error = sw_api_decode(api, rt->kind, l.items[i].value, l.items[i].value_len,
                               l.items[i].mod_rev, &obj);
         if (error == 0 && sw_selector_match_labels(labels, sw_json_at(obj, "metadata.labels")) &&
-            sw_selector_match_fields(fields, obj) && !sw_rest_dry_run(req))
+            sw_selector_match_fields(fields, obj) && !sw_rest_dry_run(req)) {
             error = sw_store_delete(api->store, l.items[i].key, l.items[i].mod_rev, &rev);
+            if (error == 0 && rt->kind->removed)
+                rt->kind->removed(&api->kctx, sw_json_str_at(obj, "metadata.namespace"),
+                                  sw_json_str_at(obj, "metadata.name"));
+        }
         if (error == SW_ENOTFOUND || error == SW_ECONFLICT)
             error = 0;
         json_decref(obj);
@@ -702,7 +712,11 @@ int sw_rest_create_obj(sw_api *api, const sw_kind *k, json_t *obj, bool dry_run)
     sw_route rt;
     internal_request(&req, dry_run);
     route_of(k, obj, &rt);
+    /* Server-side writers (build details, instantiate, webhooks) carry client input too: the
+     * same schema check as a request body (wrong types fail, unknown fields are dropped). */
     int error = check_type(k, obj);
+    if (error == 0)
+        error = check_fields(&req, k, obj, NULL);
     return error < 0 ? error : create_object(api, &req, &rt, obj, NULL);
 }
 
@@ -714,6 +728,8 @@ int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status
     internal_request(&req, dry_run);
     route_of(k, *objp, &rt);
     int error = check_type(k, *objp);
+    if (error == 0)
+        error = check_fields(&req, k, *objp, NULL);
     if (error == 0)
         error = fetch(api, &rt, &cur);
     if (error == 0)

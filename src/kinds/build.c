@@ -58,6 +58,17 @@ static int check_enum(const json_t *obj, const char *path, const char *const *se
                         path, v, allowed);
 }
 
+bool sw_build_file_name_ok(const char *name)
+{
+    size_t len = strlen(name);
+    if (len == 0 || len > 255 || !strcmp(name, ".") || !strcmp(name, ".."))
+        return false;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p == '/' || *p == '\\' || *p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
 /* The common spec: what slipway can build. */
 static int validate_common(const json_t *spec)
 {
@@ -84,6 +95,13 @@ static int validate_common(const json_t *spec)
                              "spec.source.contextDir: Invalid value: \"%.200s\": must be a "
                              "relative path inside the source, without '..'",
                              ctx);
+    const char *as_file = sw_json_str_at(spec, "source.binary.asFile");
+    if (error == 0 && as_file && !sw_build_file_name_ok(as_file))
+        error = sw_error_set(SW_EINVALID,
+                             "spec.source.binary.asFile: Invalid value: \"%.200s\": must be a "
+                             "file name (no '/' or '\\', not \".\" or \"..\", no control "
+                             "characters, at most 255 bytes)",
+                             as_file);
     int64_t deadline;
     if (error == 0 && sw_json_int_at(spec, "completionDeadlineSeconds", &deadline) && deadline <= 0)
         error = sw_error_set(SW_EINVALID,
@@ -263,6 +281,29 @@ static void build_committed(const sw_kind_ctx *ctx, const json_t *obj)
     sw_build_log_wake();
 }
 
+/* Phases only move forward: New, Pending, Running, then one of the four final ones. */
+static int phase_rank(const char *phase)
+{
+    if (!phase || sw_str_eq(phase, "New"))
+        return 0;
+    if (sw_str_eq(phase, "Pending"))
+        return 1;
+    if (sw_str_eq(phase, "Running"))
+        return 2;
+    return 3;
+}
+
+/* A deleted Build takes its uploaded source and its log with it (a BuildConfig recreated with
+ * the same name must not inherit them), and its log readers end. */
+static void build_removed(const sw_kind_ctx *ctx, const char *ns, const char *name)
+{
+    if (!ns || !name)
+        return;
+    sw_build_source_remove(ctx, ns, name);
+    sw_build_log_remove(ctx, ns, name);
+    sw_build_log_wake();
+}
+
 /* A finished build's phase never changes; phases are OpenShift's seven. */
 static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
 {
@@ -277,6 +318,10 @@ static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, cons
         return sw_error_set(SW_EINVALID,
                             "status.phase: Invalid value: \"%s\": the build already finished "
                             "as %s",
+                            now, was);
+    if (phase_rank(now) < phase_rank(was))
+        return sw_error_set(SW_EINVALID,
+                            "status.phase: Invalid value: \"%s\": a build cannot go back from %s",
                             now, was);
     return 0;
 }
@@ -348,6 +393,6 @@ const sw_kind sw_kind_build = {
     .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,
     .prepare_create = build_prepare_create,
     .prepare_status_update = build_prepare_status_update, .validate = build_validate,
-    .committed = build_committed, .subresources = build_subresources,
+    .committed = build_committed, .removed = build_removed, .subresources = build_subresources,
     .nsubresources = sizeof(build_subresources) / sizeof(build_subresources[0]),
 };

@@ -28,6 +28,9 @@ int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r
 /* Wakes every build log reader waiting for a build to start, for more log or for its end
  * (called when a log grows and when a build is written). */
 void sw_build_log_wake(void);
+/* Remove a deleted Build's log and uploaded source files (no error when absent). */
+void sw_build_log_remove(const sw_kind_ctx *ctx, const char *ns, const char *name);
+void sw_build_source_remove(const sw_kind_ctx *ctx, const char *ns, const char *name);
 int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                            sw_subresp *out);
 
@@ -47,5 +50,8 @@ int sw_build_build_token(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
 
 /* Complete, Failed, Error or Cancelled. */
 bool sw_build_phase_terminal(const char *phase);
+/* A binary source's asFile: a plain file name (no '/' or '\\', not "." or "..", no control
+ * characters, 1-255 bytes). */
+bool sw_build_file_name_ok(const char *name);
 
 #endif

@@ -38,7 +38,8 @@ static void env_set(json_t *list, const char *name, const json_t *entry)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(list, i, e) {
+    json_array_foreach(list, i, e)
+    {
         if (sw_str_eq(sw_json_str_at(e, "name"), name)) {
             json_array_set(list, i, (json_t *)entry);
             return;
@@ -58,7 +59,8 @@ static void merge_env(json_t *spec, const char *path, const json_t *extra)
         list = json_array();
         sw_json_set_path(spec, path, list);
     }
-    json_array_foreach(extra, i, e) {
+    json_array_foreach(extra, i, e)
+    {
         const char *name = sw_json_str_at(e, "name");
         if (name)
             env_set(list, name, e);
@@ -113,10 +115,10 @@ static json_t *new_build(const json_t *bc, json_t *spec, int64_t number)
         "{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s, s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, s:o}",
         "apiVersion", "build.openshift.io/v1", "kind", "Build", "metadata", "name", bname,
         "namespace", sw_json_str_at(bc, "metadata.namespace"), "labels", labels, "annotations",
-        "openshift.io/build-config.name", name, "openshift.io/build.number", num,
-        "ownerReferences", "apiVersion", "build.openshift.io/v1", "kind", "BuildConfig", "name",
-        name, "uid", sw_json_str_at(bc, "metadata.uid") ?: "", "controller", 1,
-        "blockOwnerDeletion", 1, "spec", spec);
+        "openshift.io/build-config.name", name, "openshift.io/build.number", num, "ownerReferences",
+        "apiVersion", "build.openshift.io/v1", "kind", "BuildConfig", "name", name, "uid",
+        sw_json_str_at(bc, "metadata.uid") ?: "", "controller", 1, "blockOwnerDeletion", 1, "spec",
+        spec);
 }
 
 /* Bumps bc's lastVersion (retrying conflicts) and creates the Build from spec (stolen). */
@@ -143,9 +145,8 @@ static int generate(sw_objects *o, const char *ns, const char *bc_name, const js
         number = 0;
         sw_json_int_at(bc, "status.lastVersion", &number);
         if (want >= 0 && want != number) {
-            error = sw_error_set(SW_ECONFLICT,
-                                 "the BuildConfig %s/%s is at version %lld, not %lld", ns,
-                                 bc_name, (long long)number, (long long)want);
+            error = sw_error_set(SW_ECONFLICT, "the BuildConfig %s/%s is at version %lld, not %lld",
+                                 ns, bc_name, (long long)number, (long long)want);
             break;
         }
         sw_json_set_path(bc, "status.lastVersion", json_integer(++number));
@@ -178,7 +179,7 @@ int sw_build_instantiate(sw_objects *o, const char *ns, const char *bc, const js
 }
 
 int sw_build_bc_instantiate(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                          sw_subresp *out)
+                            sw_subresp *out)
 {
     json_t *req = NULL;
     int error = strcmp(r->method, "POST")
@@ -191,8 +192,7 @@ int sw_build_bc_instantiate(const sw_kind_ctx *ctx, sw_objects *o, const sw_subr
     return error;
 }
 
-int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                       sw_subresp *out)
+int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out)
 {
     json_t *req = NULL, *build = NULL;
     int error = strcmp(r->method, "POST")
@@ -202,8 +202,8 @@ int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
         error = o->get(o, &sw_kind_build, r->ns, r->name, &build);
     const char *bc = build ? sw_json_str_at(build, "status.config.name") : NULL;
     if (error == 0 && !bc)
-        error = sw_error_set(SW_EBADREQUEST, "build %s/%s has no BuildConfig to clone from",
-                             r->ns, r->name);
+        error = sw_error_set(SW_EBADREQUEST, "build %s/%s has no BuildConfig to clone from", r->ns,
+                             r->name);
     if (error == 0) {
         json_t *spec = json_deep_copy(json_object_get(build, "spec"));
         json_object_del(spec, "triggeredBy");
@@ -221,11 +221,13 @@ int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
 /* builds/<n>/details: what a builder may report — reason, message, stages, the output digest,
  * the pushed reference, a log snippet, and the phase moving forward. */
 int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                         sw_subresp *out)
+                           sw_subresp *out)
 {
-    static const char *const fields[] = {"phase", "reason", "message", "stages", "output",
-                                         "outputDockerImageReference", "logSnippet",
-                                         "startTimestamp", "completionTimestamp", "duration"};
+    static const char *const fields[] = {
+        "phase",      "reason",         "message",
+        "stages",     "output",         "outputDockerImageReference",
+        "logSnippet", "startTimestamp", "completionTimestamp",
+        "duration"};
     json_t *body = NULL, *build = NULL;
     int error = strcmp(r->method, "PUT") && strcmp(r->method, "POST")
                     ? sw_error_set(SW_EMETHOD, "details takes a PUT of the Build")
@@ -236,13 +238,15 @@ int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subre
         if ((error = o->get(o, &sw_kind_build, r->ns, r->name, &build)) < 0)
             break;
         if (sw_build_phase_terminal(sw_json_str_at(build, "status.phase"))) {
-            error = sw_error_set(SW_ECONFLICT, "build %s/%s already finished as %s", r->ns,
-                                 r->name, sw_json_str_at(build, "status.phase"));
+            error = sw_error_set(SW_ECONFLICT, "build %s/%s already finished as %s", r->ns, r->name,
+                                 sw_json_str_at(build, "status.phase"));
             break;
         }
         json_t *st = sw_json_obj_path(build, "status");
         for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-            json_t *v = sw_json_at(body, "status") ? json_object_get(json_object_get(body, "status"), fields[i]) : NULL;
+            json_t *v = sw_json_at(body, "status")
+                            ? json_object_get(json_object_get(body, "status"), fields[i])
+                            : NULL;
             if (v)
                 json_object_set(st, fields[i], v);
         }
@@ -282,12 +286,13 @@ static bool secret_matches(sw_objects *o, const char *ns, const json_t *trigger,
     return ok;
 }
 
-static const json_t *find_trigger(sw_objects *o, const char *ns, const json_t *bc,
-                                  const char *hook, const char *secret)
+static const json_t *find_trigger(sw_objects *o, const char *ns, const json_t *bc, const char *hook,
+                                  const char *secret)
 {
     size_t i;
     json_t *t;
-    json_array_foreach(sw_json_at(bc, "spec.triggers"), i, t) {
+    json_array_foreach(sw_json_at(bc, "spec.triggers"), i, t)
+    {
         const char *type = sw_json_str_at(t, "type");
         if (type && !strcasecmp(type, hook) && secret_matches(o, ns, t, hook, secret))
             return t;
@@ -303,8 +308,8 @@ int sw_build_bc_webhook(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *
     json_t *bc = NULL, *body = NULL, *req = NULL;
     if (strcmp(r->method, "POST"))
         return sw_error_set(SW_EMETHOD, "webhooks take a POST");
-    if (!slash || (size_t)(slash - r->rest) >= sizeof(secret) || strlen(slash + 1) >= sizeof(hook) ||
-        strchr(slash + 1, '/'))
+    if (!slash || (size_t)(slash - r->rest) >= sizeof(secret) ||
+        strlen(slash + 1) >= sizeof(hook) || strchr(slash + 1, '/'))
         return sw_error_set(SW_ENOTFOUND, "the webhook path must be webhooks/<secret>/<type>");
     memcpy(secret, r->rest, (size_t)(slash - r->rest));
     secret[slash - r->rest] = '\0';
@@ -312,15 +317,27 @@ int sw_build_bc_webhook(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *
     int error = o->get(o, &sw_kind_buildconfig, r->ns, r->name, &bc);
     const json_t *trigger = error == 0 ? find_trigger(o, r->ns, bc, hook, secret) : NULL;
     if (error == 0 && !trigger)
-        error = sw_error_set(SW_EUNAUTHORIZED, "the webhook secret or type is not valid for "
-                                               "BuildConfig %s/%s",
+        error = sw_error_set(SW_EUNAUTHORIZED,
+                             "the webhook secret or type is not valid for "
+                             "BuildConfig %s/%s",
                              r->ns, r->name);
+    bool github = !strcasecmp(hook, "github");
     const char *event = r->header ? r->header(r->conn, "X-GitHub-Event") : NULL;
-    if (error == 0 && !strcasecmp(hook, "github") && sw_str_eq(event, "ping"))
+    if (error == 0 && github && sw_str_eq(event, "ping"))
         goto done; /* GitHub's hook test: nothing to build */
+    if (error == 0 && github && !sw_str_eq(event, "push"))
+        error = sw_error_set(SW_EBADREQUEST,
+                             "the GitHub webhook builds on push events only (X-GitHub-Event: "
+                             "%.40s)",
+                             event ? event : "none");
+    /* GitHub sends JSON: a payload that does not parse must not skip the branch check below.
+     * The generic hook builds on any payload, as OpenShift's does. */
     if (error == 0 && r->body_len && parse_request(r, &body) < 0)
-        body = NULL; /* an unparsable payload still triggers, as OpenShift's generic hook does */
-    if (error == 0 && !strcasecmp(hook, "github") && body) {
+        body = NULL;
+    if (error == 0 && github && !json_is_object(body))
+        error = sw_error_set(SW_EBADREQUEST, "the GitHub webhook needs the push event's JSON "
+                                             "object as its payload");
+    if (error == 0 && github) {
         const char *ref = sw_json_str_at(body, "ref");
         const char *want = sw_json_str_at(bc, "spec.source.git.ref");
         char full[300];
@@ -330,7 +347,7 @@ int sw_build_bc_webhook(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *
     }
     if (error == 0) {
         char msg[64];
-        snprintf(msg, sizeof(msg), "%s WebHook", !strcasecmp(hook, "github") ? "GitHub" : "Generic");
+        snprintf(msg, sizeof(msg), "%s WebHook", github ? "GitHub" : "Generic");
         req = json_pack("{s:[{s:s}]}", "triggeredBy", "message", msg);
         char path[64];
         snprintf(path, sizeof(path), "%s.allowEnv", hook);
@@ -344,4 +361,3 @@ done:
     json_decref(req);
     return error;
 }
-

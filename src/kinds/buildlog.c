@@ -41,6 +41,13 @@ static int log_path(const sw_kind_ctx *ctx, const char *ns, const char *name, ch
     return 0;
 }
 
+void sw_build_log_remove(const sw_kind_ctx *ctx, const char *ns, const char *name)
+{
+    char path[4096];
+    if (log_path(ctx, ns, name, path, sizeof(path), false) == 0)
+        unlink(path);
+}
+
 static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
 {
     char path[4096];
@@ -48,6 +55,8 @@ static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
     json_t *build = NULL;
     int error = o->get(o, &sw_kind_build, r->ns, r->name, &build);
     json_decref(build);
+    if (error == 0 && o->dry_run)
+        return 0; /* checked, not written */
     if (error == 0)
         error = log_path(ctx, r->ns, r->name, path, sizeof(path), true);
     if (error < 0)
@@ -135,18 +144,58 @@ static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, 
     }
 }
 
-/* The last `lines` lines of text (all of it when lines < 0). */
-static size_t tail_offset(const char *text, size_t len, int64_t lines)
+/* Where the last `lines` lines of the log file start (0, all of it, when lines < 0): read
+ * backwards from the end in blocks, so a long log is never held in memory. The final newline
+ * ends the last line; it does not start another one. */
+static int64_t tail_offset(int fd, int64_t size, int64_t lines)
 {
-    if (lines < 0)
+    char block[16384];
+    if (lines < 0 || size <= 0)
         return 0;
-    size_t i = len;
-    if (i && text[i - 1] == '\n')
-        i--;
-    for (int64_t seen = 0; i > 0; i--)
-        if (text[i - 1] == '\n' && ++seen == lines)
-            return i;
-    return lines == 0 ? len : 0;
+    if (lines == 0)
+        return size;
+    int64_t end = size, seen = 0;
+    while (end > 0) {
+        int64_t start = end > (int64_t)sizeof(block) ? end - (int64_t)sizeof(block) : 0;
+        ssize_t n = pread(fd, block, (size_t)(end - start), (off_t)start);
+        if (n != end - start)
+            return 0;
+        for (int64_t i = n; i > 0; i--) {
+            bool last_byte = start + i == size;
+            if (block[i - 1] == '\n' && !last_byte && ++seen == lines)
+                return start + i;
+        }
+        end = start;
+    }
+    return 0;
+}
+
+/* A plain read of [off, off + left) of the log file. */
+typedef struct range_reader {
+    int fd;
+    int64_t off, left;
+} range_reader;
+
+static long range_next(void *state, char *buf, size_t max)
+{
+    range_reader *rr = state;
+    if (rr->left <= 0)
+        return -1;
+    size_t want = (int64_t)max < rr->left ? max : (size_t)rr->left;
+    ssize_t n = pread(rr->fd, buf, want, (off_t)rr->off);
+    if (n <= 0)
+        return -1;
+    rr->off += n;
+    rr->left -= n;
+    return (long)n;
+}
+
+static void range_free(void *state)
+{
+    range_reader *rr = state;
+    if (rr->fd >= 0)
+        close(rr->fd);
+    sw_free(rr);
 }
 
 typedef struct follower {
@@ -219,20 +268,23 @@ static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_s
     int error = log_path(ctx, r->ns, r->name, path, sizeof(path), false);
     if (error < 0)
         return error;
-    if (!nowait && !wait_started(o, r, phase, sizeof(phase)))
+    if (nowait) {
+        json_t *b = NULL;
+        error = o->get(o, &sw_kind_build, r->ns, r->name, &b); /* NotFound for a missing one */
+        json_decref(b);
+        if (error < 0)
+            return error;
+    } else if (!wait_started(o, r, phase, sizeof(phase))) {
         return sw_error_set(SW_ENOTFOUND, "builds.build.openshift.io \"%s\" not found", r->name);
-    sw_buf text = SW_BUF_INIT(MAX_LOG);
-    FILE *fp = fopen(path, "r");
-    char chunk[65536];
-    size_t n;
-    while (fp && (n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
-        sw_buf_put(&text, chunk, n);
-    if (fp)
-        fclose(fp);
-    size_t from = tail_offset(sw_buf_cstr(&text), text.len, tail);
-    size_t len = text.len - from;
-    if (limit > 0 && (size_t)limit < len)
-        len = (size_t)limit;
+    }
+    /* Served from the file as it is read, never copied whole into memory (logs reach 64 MiB) */
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int64_t size = fd >= 0 && fstat(fd, &st) == 0 ? (int64_t)st.st_size : 0;
+    int64_t from = fd >= 0 ? tail_offset(fd, size, tail) : 0;
+    int64_t len = size - from;
+    if (limit > 0 && limit < len)
+        len = limit;
     if (follow && limit < 0) {
         /* the follower streams from the tail offset on, then whatever is appended */
         follower *f = sw_calloc(1, sizeof(*f));
@@ -240,15 +292,20 @@ static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_s
         sw_strlcpy(f->ns, r->ns, sizeof(f->ns));
         sw_strlcpy(f->name, r->name, sizeof(f->name));
         sw_strlcpy(f->path, path, sizeof(f->path));
-        f->off = (int64_t)from;
+        f->off = from;
         out->next = follower_next;
         out->free = follower_free;
         out->state = f;
+        if (fd >= 0)
+            close(fd);
     } else {
-        out->text = sw_strndup(sw_buf_cstr(&text) + from, len);
-        out->text_len = len;
+        range_reader *rr = sw_malloc(sizeof(*rr));
+        *rr = (range_reader){.fd = fd, .off = from, .left = len};
+        out->next = range_next;
+        out->free = range_free;
+        out->state = rr;
     }
-    sw_buf_dispose(&text);
+    out->content_type = "text/plain";
     return 0;
 }
 

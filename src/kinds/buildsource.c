@@ -48,8 +48,8 @@ static int file_digest(const char *path, char out[SW_SHA256_DIGEST_BUF])
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            int error = sw_error_set(SW_ERROR, "cannot read the uploaded source: %s",
-                                     strerror(errno));
+            int error =
+                sw_error_set(SW_ERROR, "cannot read the uploaded source: %s", strerror(errno));
             sw_sha256_dispose(&h);
             close(fd);
             return error;
@@ -98,6 +98,32 @@ static int source_digest(const char *path, bool as_file, char out[SW_SHA256_DIGE
     return 0;
 }
 
+/* Moves the upload to the new build's source path. If it cannot, the Build it was made for is
+ * deleted again: a Build waiting for a source that never comes must not be left behind. */
+static int keep_source(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, const char *build,
+                       char *path, size_t n)
+{
+    int error = source_path(ctx, r->ns, build, path, n, false);
+    if (error == 0 && rename(r->body_file, path) < 0)
+        error = sw_error_set(SW_ERROR, "cannot keep the uploaded source: %s", strerror(errno));
+    if (error < 0) {
+        char msg[512];
+        sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
+        o->del(o, &sw_kind_build, r->ns, build);
+        error = sw_error_set(error, "%s", msg);
+    }
+    return error;
+}
+
+/* Removes what a deleted Build leaves on disk: its uploaded source (its log goes with it too,
+ * see sw_build_log_remove). */
+void sw_build_source_remove(const sw_kind_ctx *ctx, const char *ns, const char *name)
+{
+    char path[4096];
+    if (source_path(ctx, ns, name, path, sizeof(path), false) == 0)
+        unlink(path);
+}
+
 int sw_build_bc_instantiatebinary(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                                   sw_subresp *out)
 {
@@ -119,33 +145,36 @@ int sw_build_bc_instantiatebinary(const sw_kind_ctx *ctx, sw_objects *o, const s
     if (error == 0) {
         const char *as_file = as_file_q;
         const char *commit = r->query(r->conn, "revision.commit");
-        req = json_pack("{s:[{s:s}], s:{s:{s:s}}}", "triggeredBy", "message",
-                        "Manually triggered", "metadata", "annotations",
-                        SW_BUILD_SOURCE_DIGEST_ANNOTATION, digest);
+        req = json_pack("{s:[{s:s}], s:{s:{s:s}}}", "triggeredBy", "message", "Manually triggered",
+                        "metadata", "annotations", SW_BUILD_SOURCE_DIGEST_ANNOTATION, digest);
         if (as_file && *as_file) {
-            if (strchr(as_file, '/') || !strcmp(as_file, "..") || !strcmp(as_file, "."))
-                error = sw_error_set(SW_EBADREQUEST, "asFile must be a file name: %.200s",
+            if (!sw_build_file_name_ok(as_file))
+                error = sw_error_set(SW_EBADREQUEST,
+                                     "asFile must be a file name (no '/' or '\\', not \".\" or "
+                                     "\"..\", no control characters, at most 255 bytes): "
+                                     "%.200s",
                                      as_file);
             else
                 json_object_set_new(req, "binary", json_pack("{s:s}", "asFile", as_file));
         }
         if (commit && *commit)
-            json_object_set_new(req, "revision",
-                                json_pack("{s:s, s:{s:s}}", "type", "Git", "git", "commit",
-                                          commit));
+            json_object_set_new(
+                req, "revision",
+                json_pack("{s:s, s:{s:s}}", "type", "Git", "git", "commit", commit));
     }
+    /* the sources directory first: a Build is only created when its source can be kept */
+    if (error == 0 && !o->dry_run)
+        error = source_path(ctx, r->ns, "", path, sizeof(path), true);
     if (error == 0)
         error = sw_build_instantiate(o, r->ns, r->name, req, &out->obj);
     if (error == 0) {
         const char *as_file = sw_json_str_at(req, "binary.asFile");
+        const char *build = sw_json_str_at(out->obj, "metadata.name") ?: "";
         if (as_file)
             sw_json_set_path(json_object_get(out->obj, "spec"), "source.binary.asFile",
                              json_string(as_file));
-        error = source_path(ctx, r->ns, sw_json_str_at(out->obj, "metadata.name") ?: "", path,
-                            sizeof(path), true);
-        if (error == 0 && rename(r->body_file, path) < 0)
-            error = sw_error_set(SW_ERROR, "cannot keep the uploaded source: %s",
-                                 strerror(errno));
+        if (!o->dry_run)
+            error = keep_source(ctx, o, r, build, path, sizeof(path));
     }
     out->status = 201;
     json_decref(bc);

@@ -131,6 +131,9 @@ struct sw_kind {
     /* After a create or update of this kind is stored (not on dry runs): obj as stored. For
      * wake-ups only (a build log follower learning that its build finished); must not block. */
     void (*committed)(const sw_kind_ctx *ctx, const json_t *obj);
+    /* After a delete of this kind is stored (not on dry runs): for files kept beside the
+     * object (a Build's uploaded source and log). Must not block for long. */
+    void (*removed)(const sw_kind_ctx *ctx, const char *ns, const char *name);
     /* A status string computed on every read and never stored (ImageStream's
      * status.dockerImageRepository): computed_status writes status.<computed_status_key> for
      * the object ns/name into out and returns true, or returns false to leave the stored

@@ -106,6 +106,58 @@ size_t sw_strlcpy(char *dst, const char *src, size_t n)
     return len;
 }
 
+size_t sw_utf8_seq(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t n;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        n = 2;
+        cp = s[0] & 0x1Fu;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        cp = s[0] & 0x0Fu;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0; /* also stops at the terminating NUL */
+        cp = (cp << 6) | (s[i] & 0x3Fu);
+    }
+    bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+    if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+        return 0;
+    return n;
+}
+
+char *sw_utf8_clean(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t len = strlen(s);
+    char *out = sw_malloc(len * 3 + 1), *o = out;
+    while (*s) {
+        size_t n = sw_utf8_seq(s);
+        if (n) {
+            memcpy(o, s, n);
+            o += n;
+            s += n;
+        } else {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            s++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 char *sw_base64_encode(const void *data, size_t len)
 {
     size_t outlen = 4 * ((len + 2) / 3) + 1;

@@ -29,6 +29,12 @@ bool sw_str_suffix(const char *s, const char *suffix);
 bool sw_str_eq(const char *a, const char *b); /* NULL-safe */
 /* Copies at most n-1 bytes and always terminates; returns strlen(src) like strlcpy. */
 size_t sw_strlcpy(char *dst, const char *src, size_t n);
+/* The length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one (a stray
+ * continuation byte, an overlong form, a surrogate, past U+10FFFF, or cut short). */
+size_t sw_utf8_seq(const char *s);
+/* s with every byte that does not start a valid UTF-8 sequence replaced by U+FFFD (what Go's
+ * encoding/json does), sw_malloc'd; NULL for NULL. */
+char *sw_utf8_clean(const char *s);
 
 /* Standard base64 (RFC 4648 with padding). The result is sw_malloc'd. decode returns SW_EINVALID. */
 char *sw_base64_encode(const void *data, size_t len);

@@ -1,4 +1,4 @@
-/* Unit tests for src/util: buffers, cursor parsers, booleans, base64, time, JSON bounds. */
+/* Unit tests for src/util: buffers, cursor parsers, booleans, UTF-8, base64, time, JSON bounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +67,26 @@ static void test_bool_like_go(void **state)
     assert_int_equal(sw_str_to_bool("0", &b), 0);
     assert_false(b);
     assert_int_equal(sw_str_to_bool("yes", &b), SW_EINVALID);
+}
+
+static void test_utf8(void **state)
+{
+    (void)state;
+    assert_int_equal(sw_utf8_seq("a"), 1);
+    assert_int_equal(sw_utf8_seq("\xc3\xa9"), 2);         /* é */
+    assert_int_equal(sw_utf8_seq("\xe2\x82\xac"), 3);     /* € */
+    assert_int_equal(sw_utf8_seq("\xf0\x9f\x98\x80"), 4); /* U+1F600 */
+    assert_int_equal(sw_utf8_seq("\xff"), 0);
+    assert_int_equal(sw_utf8_seq("\x80"), 0);             /* a stray continuation byte */
+    assert_int_equal(sw_utf8_seq("\xc0\xaf"), 0);         /* overlong '/' */
+    assert_int_equal(sw_utf8_seq("\xe0\x80\xaf"), 0);     /* overlong, 3 bytes */
+    assert_int_equal(sw_utf8_seq("\xed\xa0\x80"), 0);     /* a surrogate */
+    assert_int_equal(sw_utf8_seq("\xf4\x90\x80\x80"), 0); /* past U+10FFFF */
+    assert_int_equal(sw_utf8_seq("\xe2\x82"), 0);         /* cut short by the NUL */
+    char *c = sw_utf8_clean("ok \xc3\xa9 \xff\xe2\x82 end");
+    assert_string_equal(c, "ok \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+    sw_free(c);
+    assert_null(sw_utf8_clean(NULL));
 }
 
 static void test_base64(void **state)
@@ -184,6 +204,7 @@ int main(void)
         cmocka_unit_test(test_buf_printf),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_bool_like_go),
+        cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_base64),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_json_depth),
