@@ -424,21 +424,38 @@ static uint32_t mode_of(const copy_spec *cs, const sw_src_node *n)
     return cs->chmod ? cs->mode : sw_src_node_mode(n);
 }
 
-/* The contents of directory dir under prefix. */
-static int add_tree(layer *l, const sw_src_node *dir, const char *prefix, const copy_spec *cs)
+/* Appends name to the layer path path[0..len) (a PATH_BUF buffer), as join does; *out
+ * receives the new length. */
+static int append_name(char *path, size_t len, const char *name, size_t *out)
 {
-    char path[PATH_BUF];
+    size_t nl = strlen(name), sep = len ? 1 : 0;
+    path[len] = '\0';
+    if (len + sep + nl >= PATH_BUF)
+        return sw_error_set(SW_ELIMIT, "path \"%.200s/%.200s\" is too long", path, name);
+    if (sep)
+        path[len] = '/';
+    memcpy(path + len + sep, name, nl + 1);
+    *out = len + sep + nl;
+    return 0;
+}
+
+/* The contents of directory dir under path[0..len). One PATH_BUF buffer serves the whole walk
+ * (each level appends a name to it), so a deep tree costs no path buffer per level of stack. */
+static int add_tree_at(layer *l, const sw_src_node *dir, char *path, size_t len,
+                       const copy_spec *cs)
+{
     for (size_t i = 0; i < sw_src_node_count(dir); i++) {
         const sw_src_node *k = sw_src_node_child(dir, i);
+        size_t klen = 0;
         if (sw_src_node_ignored(k))
             continue;
-        int error = join(prefix, sw_src_node_name(k), path, sizeof(path));
+        int error = append_name(path, len, sw_src_node_name(k), &klen);
         if (error < 0)
             return error;
         switch (sw_src_node_type(k)) {
         case SW_SRC_DIR:
             layer_add(l, path, SW_TAR_DIR, mode_of(cs, k), cs->uid, cs->gid, NULL, NULL);
-            error = add_tree(l, k, path, cs);
+            error = add_tree_at(l, k, path, klen, cs);
             break;
         case SW_SRC_FILE: {
             lsrc src = node_src(k);
@@ -453,6 +470,17 @@ static int add_tree(layer *l, const sw_src_node *dir, const char *prefix, const 
             return error;
     }
     return 0;
+}
+
+/* The contents of directory dir under prefix. */
+static int add_tree(layer *l, const sw_src_node *dir, const char *prefix, const copy_spec *cs)
+{
+    char *path = sw_malloc(PATH_BUF);
+    size_t len = sw_strlcpy(path, prefix, PATH_BUF);
+    int error = len < PATH_BUF ? add_tree_at(l, dir, path, len, cs)
+                               : sw_error_set(SW_ELIMIT, "path \"%.200s\" is too long", prefix);
+    sw_free(path);
+    return error;
 }
 
 typedef struct collect {

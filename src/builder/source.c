@@ -46,7 +46,10 @@ struct sw_source {
     sw_src_node **slots;     /* index by path; NULL = empty slot */
     size_t nslots, count;
     size_t spool_seq;
-    char *blobs; /* spool_dir/blobs: contents given in memory or read from git, appended */
+    char *blobs;        /* spool_dir/blobs: contents given in memory or read from git, appended */
+    size_t max_entries; /* nodes in the index, implied directories included */
+    uint64_t max_bytes; /* contents of an archive or a git tree */
+    uint64_t max_path_bytes, path_bytes; /* the nodes' paths (with their NULs): cap, in use */
 };
 
 /* ---- nodes and the index ---- */
@@ -122,9 +125,24 @@ static sw_src_node *node_new(sw_src_node *parent, const char *name, size_t len)
     return n;
 }
 
+/* Checks that one more node, with a path of plen bytes, stays within the source's limits. */
+static int node_budget(const sw_source *s, size_t plen)
+{
+    if (s->count >= s->max_entries)
+        return sw_error_set(SW_ELIMIT,
+                            "the source has more than %zu entries (directories included)",
+                            s->max_entries);
+    if (s->path_bytes + plen + 1 > s->max_path_bytes)
+        return sw_error_set(SW_ELIMIT,
+                            "the paths of the source's entries take more than %llu bytes",
+                            (unsigned long long)s->max_path_bytes);
+    return 0;
+}
+
 /* Links n into its parent's children and the index. */
 static void attach(sw_source *s, sw_src_node *n)
 {
+    s->path_bytes += strlen(n->path) + 1;
     sw_src_node *parent = n->parent;
     if (parent->nkids == parent->cap) {
         parent->cap = parent->cap ? parent->cap * 2 : 8;
@@ -165,8 +183,16 @@ int sw_source_new(sw_source **out, const char *spool_dir)
     s->root = s->tree;
     s->nslots = 64;
     s->slots = sw_calloc(s->nslots, sizeof(*s->slots));
+    sw_source_set_limits(s, &(sw_source_limits){0});
     *out = s;
     return 0;
+}
+
+void sw_source_set_limits(sw_source *s, const sw_source_limits *l)
+{
+    s->max_entries = l->max_entries ? l->max_entries : SW_TAR_MAX_ENTRIES;
+    s->max_bytes = l->max_bytes ? l->max_bytes : SW_TARREAD_MAX_BYTES;
+    s->max_path_bytes = l->max_path_bytes ? l->max_path_bytes : SW_SOURCE_MAX_PATH_BYTES;
 }
 
 void sw_source_free(sw_source *s)
@@ -197,6 +223,10 @@ static int parent_dir(sw_source *s, const char *path, sw_src_node **out)
                                 "which is not a directory",
                                 path, n->path);
         if (!n) {
+            size_t plen = strlen(cur->path) + (*cur->path != '\0') + (size_t)(slash - p);
+            int error = node_budget(s, plen);
+            if (error < 0)
+                return error;
             n = node_new(cur, p, (size_t)(slash - p));
             n->type = SW_SRC_DIR;
             n->mode = 0755;
@@ -283,33 +313,74 @@ static int node_fill(sw_source *s, sw_src_node *n, const sw_tar_entry *e)
     return sw_error_set(SW_EINVALID, "source entry \"%.200s\" has an unknown type", n->path);
 }
 
-int sw_source_add(sw_source *s, const sw_tar_entry *e)
+/* The number of '/'-separated segments of a cleaned path or pattern. */
+static size_t path_segments(const char *path)
 {
-    char path[PATH_BUF];
-    sw_src_node *dir = NULL;
-    int error = sw_tar_clean_path(e->path, path, sizeof(path));
-    if (error == 0)
-        error = parent_dir(s, path, &dir);
+    size_t n = 1;
+    for (const char *p = path; *p; p++)
+        n += *p == '/';
+    return n;
+}
+
+/* SW_EINVALID when the cleaned path has more than SW_SOURCE_MAX_DEPTH components. */
+static int check_depth(const char *path)
+{
+    if (path_segments(path) > SW_SOURCE_MAX_DEPTH)
+        return sw_error_set(SW_EINVALID,
+                            "source entry \"%.200s...\" is nested more than %d directories deep",
+                            path, SW_SOURCE_MAX_DEPTH);
+    return 0;
+}
+
+/* A new node for e at the cleaned path in dir, filled and attached. */
+static int node_add(sw_source *s, sw_src_node *dir, const char *path, const sw_tar_entry *e,
+                    sw_src_node **out)
+{
+    int error = node_budget(s, strlen(path));
     if (error < 0)
         return error;
-    sw_src_node *n = index_get(s, path);
-    if (n && n->implied && e->type == SW_TAR_DIR) {
-        n->mode = e->mode & 07777;
-        n->implied = false;
-        return 0;
-    }
-    if (n)
-        return sw_error_set(SW_EINVALID, "the source holds \"%.200s\" twice", path);
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    n = node_new(dir, base, strlen(base));
+    sw_src_node *n = node_new(dir, base, strlen(base));
     error = node_fill(s, n, e);
     if (error < 0) {
         node_free(n);
         return error;
     }
     attach(s, n);
+    *out = n;
     return 0;
+}
+
+/* sw_source_add; *out (may be NULL) receives the entry's node. */
+static int source_add(sw_source *s, const sw_tar_entry *e, sw_src_node **out)
+{
+    char path[PATH_BUF];
+    sw_src_node *dir = NULL, *n = NULL;
+    int error = sw_tar_clean_path(e->path, path, sizeof(path));
+    if (error == 0)
+        error = check_depth(path);
+    if (error == 0)
+        error = parent_dir(s, path, &dir);
+    if (error < 0)
+        return error;
+    n = index_get(s, path);
+    if (n && n->implied && e->type == SW_TAR_DIR) {
+        n->mode = e->mode & 07777;
+        n->implied = false;
+    } else if (n) {
+        return sw_error_set(SW_EINVALID, "the source holds \"%.200s\" twice", path);
+    } else if ((error = node_add(s, dir, path, e, &n)) < 0) {
+        return error;
+    }
+    if (out)
+        *out = n;
+    return 0;
+}
+
+int sw_source_add(sw_source *s, const sw_tar_entry *e)
+{
+    return source_add(s, e, NULL);
 }
 
 static int on_archive_entry(void *payload, const sw_tar_entry *e)
@@ -327,6 +398,8 @@ int sw_source_add_archive(sw_source *s, const char *path, size_t *entries)
     o.in_place = true; /* the upload stays in the build directory until the end */
     o.on_entry = on_archive_entry;
     o.payload = s;
+    o.max_entries = s->max_entries;
+    o.max_bytes = s->max_bytes;
     int error = sw_tarread_add_file(NULL, path, &o, &st);
     if (entries)
         *entries = st.entries;
@@ -344,10 +417,20 @@ int sw_source_add_file(sw_source *s, const char *name, const char *path)
 
 /* ---- git ---- */
 
+/* Where a blob's contents were spooled (the blobs file), by object id. */
+typedef struct git_spooled {
+    git_oid id;
+    uint64_t off, size;
+    bool used;
+} git_spooled;
+
 typedef struct git_walk {
     sw_source *s;
     git_repository *repo;
     sw_source_git_info *info;
+    uint64_t bytes;    /* contents of the entries added so far (shared blobs each time) */
+    git_spooled *seen; /* open addressing by id; n_seen used of cap_seen (a power of two) */
+    size_t n_seen, cap_seen;
     int error; /* the SW_E* code that stopped the walk */
 } git_walk;
 
@@ -357,18 +440,80 @@ static int git_fail(int code, const char *what)
     return sw_error_set(code, "git: %s: %s", what, ge && ge->message ? ge->message : "failed");
 }
 
-/* Adds one blob entry (file or symlink) at path. */
+/* The slot of blob id in w->seen: where it was spooled, or the free slot it would take.
+ * NULL while the table is empty. */
+static git_spooled *git_seen_slot(const git_walk *w, const git_oid *id)
+{
+    if (!w->cap_seen)
+        return NULL;
+    uint64_t h = 0;
+    memcpy(&h, id->id, sizeof(h)); /* a SHA-1 prefix is already well mixed */
+    size_t mask = w->cap_seen - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask)
+        if (!w->seen[i].used || git_oid_equal(&w->seen[i].id, id))
+            return &w->seen[i];
+}
+
+/* Records that blob id's contents are the range n names in the blobs file. */
+static void git_seen_put(git_walk *w, const git_oid *id, const sw_src_node *n)
+{
+    if ((w->n_seen + 1) * 2 > w->cap_seen) {
+        git_walk grown = {.cap_seen = w->cap_seen ? w->cap_seen * 2 : 64};
+        grown.seen = sw_calloc(grown.cap_seen, sizeof(*grown.seen));
+        for (size_t i = 0; i < w->cap_seen; i++)
+            if (w->seen[i].used)
+                *git_seen_slot(&grown, &w->seen[i].id) = w->seen[i];
+        sw_free(w->seen);
+        w->seen = grown.seen;
+        w->cap_seen = grown.cap_seen;
+    }
+    *git_seen_slot(w, id) = (git_spooled){*id, n->off, n->size, true};
+    w->n_seen++;
+}
+
+/* Counts len more bytes of contents against the source's cap. */
+static int git_take_bytes(git_walk *w, uint64_t len)
+{
+    if (len > w->s->max_bytes - w->bytes)
+        return sw_error_set(SW_ELIMIT, "the git source has more than %llu bytes",
+                            (unsigned long long)w->s->max_bytes);
+    w->bytes += len;
+    return 0;
+}
+
+/* Adds a regular file whose blob is already spooled (at sp), without reading it again. */
+static int git_add_spooled(git_walk *w, const char *path, git_filemode_t fm, const git_spooled *sp)
+{
+    sw_tar_entry e = {.path = path,
+                      .type = SW_TAR_REG,
+                      .mode = fm == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644,
+                      .src_path = w->s->blobs,
+                      .src_range = true,
+                      .src_offset = sp->off,
+                      .src_size = sp->size};
+    int error = git_take_bytes(w, sp->size);
+    return error < 0 ? error : sw_source_add(w->s, &e);
+}
+
+/* Adds one blob entry (file or symlink) at path; a file's blob is spooled once per id. */
 static int git_add_blob(git_walk *w, const char *path, const git_tree_entry *te)
 {
     git_blob *blob = NULL;
     git_filemode_t fm = git_tree_entry_filemode(te);
-    if (git_blob_lookup(&blob, w->repo, git_tree_entry_id(te)) < 0)
+    const git_oid *id = git_tree_entry_id(te);
+    const git_spooled *sp = fm == GIT_FILEMODE_LINK ? NULL : git_seen_slot(w, id);
+    if (sp && sp->used)
+        return git_add_spooled(w, path, fm, sp);
+    if (git_blob_lookup(&blob, w->repo, id) < 0)
         return git_fail(SW_EINVALID, path);
     const void *data = git_blob_rawcontent(blob);
     size_t len = (size_t)git_blob_rawsize(blob);
-    int error = 0;
+    sw_src_node *n = NULL;
     sw_tar_entry e = {.path = path};
-    if (fm == GIT_FILEMODE_LINK) {
+    int error = git_take_bytes(w, len);
+    if (error < 0) {
+        /* over the cap: nothing added */
+    } else if (fm == GIT_FILEMODE_LINK) {
         char *target = sw_strndup(data, len);
         e.type = SW_TAR_SYMLINK;
         e.mode = 0777;
@@ -382,7 +527,9 @@ static int git_add_blob(git_walk *w, const char *path, const git_tree_entry *te)
         e.mode = fm == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
         e.data = data;
         e.data_len = len; /* appended to the blobs file */
-        error = sw_source_add(w->s, &e);
+        error = source_add(w->s, &e, &n);
+        if (error == 0)
+            git_seen_put(w, id, n);
     }
     git_blob_free(blob);
     return error;
@@ -397,19 +544,19 @@ static int git_walk_cb(const char *root, const git_tree_entry *te, void *payload
         w->error = sw_error_set(SW_ELIMIT, "git: path %.200s... is too long", root);
         return -1;
     }
+    if (git_tree_entry_type(te) != GIT_OBJECT_TREE && git_tree_entry_type(te) != GIT_OBJECT_BLOB) {
+        w->info->submodules++; /* a gitlink: submodules are not fetched */
+        return 1;              /* skip */
+    }
     int error = 0;
-    switch (git_tree_entry_type(te)) {
-    case GIT_OBJECT_TREE: {
+    if (w->info->entries >= w->s->max_entries) {
+        error =
+            sw_error_set(SW_ELIMIT, "the git source has more than %zu entries", w->s->max_entries);
+    } else if (git_tree_entry_type(te) == GIT_OBJECT_TREE) {
         sw_tar_entry e = {.path = path, .type = SW_TAR_DIR, .mode = 0755};
         error = sw_source_add(w->s, &e);
-        break;
-    }
-    case GIT_OBJECT_BLOB:
+    } else {
         error = git_add_blob(w, path, te);
-        break;
-    default: /* a gitlink: submodules are not fetched */
-        w->info->submodules++;
-        return 1; /* skip */
     }
     if (error < 0) {
         w->error = error;
@@ -534,6 +681,7 @@ int sw_source_add_git(sw_source *s, const char *uri, const char *ref, const char
     if (git_tree_walk(tree, GIT_TREEWALK_PRE, git_walk_cb, &w) < 0)
         error = w.error < 0 ? w.error : git_fail(SW_EINVALID, "cannot read the tree");
 done:
+    sw_free(w.seen);
     git_tree_free(tree);
     git_commit_free(commit);
     git_repository_free(repo);
@@ -793,67 +941,116 @@ int sw_source_read(const sw_src_node *n, size_t max, char **out, size_t *len)
 /* ---- .dockerignore ---- */
 
 typedef struct ignore_rule {
-    char *pattern;  /* cleaned, no leading '/' */
+    char *text;       /* the cleaned pattern (no leading '/'), each '/' replaced by a NUL */
+    const char **seg; /* its segments in text, runs of "**" collapsed into one */
+    size_t nseg;
     bool exception; /* "!pattern" */
 } ignore_rule;
 
-/* Matches path segments against pattern segments; "**" spans any number of segments. */
-static bool match_segments(const char *pat, const char *path)
+/* A context path split into segments, and the two rows the matcher works in. A cleaned path of
+ * at most SW_TAR_MAX_PATH bytes has at most PATH_BUF / 2 segments. */
+typedef struct ignore_path {
+    char text[PATH_BUF];
+    const char *seg[PATH_BUF / 2];
+    size_t nseg;
+    bool row[2][PATH_BUF / 2 + 1];
+} ignore_path;
+
+static bool is_globstar(const char *seg)
 {
-    if (!*pat)
-        return !*path;
-    const char *pe = strchr(pat, '/');
-    size_t pl = pe ? (size_t)(pe - pat) : strlen(pat);
-    const char *pnext = pe ? pe + 1 : pat + pl;
-    if (pl == 2 && pat[0] == '*' && pat[1] == '*') {
-        for (const char *p = path;;) { /* zero or more whole segments */
-            if (match_segments(pnext, p))
-                return true;
-            const char *slash = strchr(p, '/');
-            if (!*p)
-                return false;
-            p = slash ? slash + 1 : p + strlen(p);
+    return seg[0] == '*' && seg[1] == '*' && seg[2] == '\0';
+}
+
+/* Splits a cleaned context path into p's segments. */
+static void ignore_split(ignore_path *p, const char *path)
+{
+    sw_strlcpy(p->text, path, sizeof(p->text));
+    p->nseg = 0;
+    for (char *c = p->text; c;) {
+        char *slash = strchr(c, '/');
+        if (slash)
+            *slash = '\0';
+        p->seg[p->nseg++] = c;
+        c = slash ? slash + 1 : NULL;
+    }
+}
+
+/* Docker's MatchesOrParentMatches: r matches the path or one of its parent directories, i.e.
+ * the first k >= 1 segments of p. "**" spans zero or more whole segments, any other pattern
+ * segment matches one path segment (fnmatch). A dynamic programme over the pattern's segments:
+ * cur[j] is true when the segments so far match the first j path segments, so the work is
+ * segments x path segments at most, never exponential. */
+static bool rule_matches(const ignore_rule *r, ignore_path *p)
+{
+    bool *cur = p->row[0], *next = p->row[1];
+    memset(cur, 0, (p->nseg + 1) * sizeof(*cur));
+    cur[0] = true;
+    for (size_t i = 0; i < r->nseg; i++) {
+        bool any = false;
+        if (is_globstar(r->seg[i])) {
+            for (size_t j = 0; j <= p->nseg; j++)
+                any = next[j] = any || cur[j];
+        } else {
+            next[0] = false;
+            for (size_t j = 0; j < p->nseg; j++) {
+                next[j + 1] = cur[j] && fnmatch(r->seg[i], p->seg[j], 0) == 0;
+                any = any || next[j + 1];
+            }
         }
-    }
-    if (!*path)
-        return false;
-    const char *se = strchr(path, '/');
-    size_t sl = se ? (size_t)(se - path) : strlen(path);
-    char ps[PATH_BUF], ss[PATH_BUF];
-    if (pl >= sizeof(ps) || sl >= sizeof(ss))
-        return false;
-    memcpy(ps, pat, pl);
-    ps[pl] = '\0';
-    memcpy(ss, path, sl);
-    ss[sl] = '\0';
-    if (fnmatch(ps, ss, 0) != 0)
-        return false;
-    return match_segments(pnext, se ? se + 1 : path + sl);
-}
-
-/* Docker's MatchesOrParentMatches: the rule matches path or one of its parent directories. */
-static bool rule_matches(const ignore_rule *r, const char *path)
-{
-    char buf[PATH_BUF];
-    sw_strlcpy(buf, path, sizeof(buf));
-    for (;;) {
-        if (match_segments(r->pattern, buf))
-            return true;
-        char *slash = strrchr(buf, '/');
-        if (!slash)
+        if (!any)
             return false;
-        *slash = '\0';
+        bool *t = cur;
+        cur = next;
+        next = t;
     }
+    for (size_t k = 1; k <= p->nseg; k++)
+        if (cur[k])
+            return true;
+    return false;
 }
 
-/* Parses .dockerignore text into rules (comments, blank lines and "." patterns skipped). */
-static size_t ignore_parse(const char *text, size_t len, ignore_rule **out)
+/* A rule for the cleaned pattern clean (line lineno): split into segments, "**" runs collapsed.
+ * SW_EINVALID past SW_SOURCE_MAX_PATTERN_SEGMENTS segments. */
+static int ignore_rule_new(const char *clean, bool exception, size_t lineno, ignore_rule *r)
 {
-    size_t n = 0, cap = 0;
+    size_t nseg = path_segments(clean);
+    if (nseg > SW_SOURCE_MAX_PATTERN_SEGMENTS)
+        return sw_error_set(SW_EINVALID,
+                            "line %zu: the pattern \"%.200s...\" has more than %d path segments",
+                            lineno, clean, SW_SOURCE_MAX_PATTERN_SEGMENTS);
+    *r = (ignore_rule){.text = sw_strdup(clean), .exception = exception};
+    r->seg = sw_calloc(nseg, sizeof(*r->seg));
+    for (char *c = r->text; c;) {
+        char *slash = strchr(c, '/');
+        if (slash)
+            *slash = '\0';
+        if (!is_globstar(c) || !r->nseg || !is_globstar(r->seg[r->nseg - 1]))
+            r->seg[r->nseg++] = c;
+        c = slash ? slash + 1 : NULL;
+    }
+    return 0;
+}
+
+static void ignore_rules_free(ignore_rule *rules, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sw_free(rules[i].text);
+        sw_free(rules[i].seg);
+    }
+    sw_free(rules);
+}
+
+/* Parses .dockerignore text into *out[0..*n) (comments, blank lines and "." patterns skipped).
+ * On failure *out holds the rules parsed so far. */
+static int ignore_parse(const char *text, size_t len, ignore_rule **out, size_t *n)
+{
+    size_t cap = 0, lineno = 0;
     *out = NULL;
+    *n = 0;
     for (const char *p = text, *end = text + len; p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
+        lineno++;
         while (p < le && (*p == ' ' || *p == '\t'))
             p++;
         const char *te = le;
@@ -867,16 +1064,19 @@ static size_t ignore_parse(const char *text, size_t len, ignore_rule **out)
             memcpy(raw, p, rl);
             raw[rl] = '\0';
             if (clean_rel(raw, clean, sizeof(clean)) == 0 && *clean) {
-                if (n == cap) {
+                if (*n == cap) {
                     cap = cap ? cap * 2 : 16;
                     *out = sw_realloc(*out, cap * sizeof(**out));
                 }
-                (*out)[n++] = (ignore_rule){sw_strdup(clean), exception};
+                int error = ignore_rule_new(clean, exception, lineno, &(*out)[*n]);
+                if (error < 0)
+                    return error;
+                (*n)++;
             }
         }
         p = nl ? nl + 1 : end;
     }
-    return n;
+    return 0;
 }
 
 /* The path of n relative to the context root. */
@@ -897,15 +1097,22 @@ static bool under_root(const sw_source *s, const sw_src_node *n)
 int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored)
 {
     ignore_rule *rules = NULL;
-    size_t nrules = ignore_parse(text, len, &rules), count = 0;
+    size_t nrules = 0, count = 0;
+    ignore_path *path = sw_calloc(1, sizeof(*path));
+    int error = ignore_parse(text, len, &rules, &nrules);
+    if (error < 0)
+        goto done;
     for (size_t i = 0; i < s->nslots; i++) {
         sw_src_node *n = s->slots[i];
         if (!n || !under_root(s, n))
             continue;
+        ignore_split(path, ctx_path(s, n));
         bool out = false;
-        for (size_t r = 0; r < nrules; r++)
-            if (rule_matches(&rules[r], ctx_path(s, n)))
+        for (size_t r = nrules; r-- > 0;) /* the last matching rule decides */
+            if (rule_matches(&rules[r], path)) {
                 out = !rules[r].exception;
+                break;
+            }
         n->ignored = out;
     }
     /* a directory stays when something below it is let back in ("!dir/keep") */
@@ -917,12 +1124,12 @@ int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored
     }
     for (size_t i = 0; i < s->nslots; i++)
         count += s->slots[i] && s->slots[i]->ignored;
-    for (size_t r = 0; r < nrules; r++)
-        sw_free(rules[r].pattern);
-    sw_free(rules);
     if (ignored)
         *ignored = count;
-    return 0;
+done:
+    ignore_rules_free(rules, nrules);
+    sw_free(path);
+    return error;
 }
 
 /* ---- accessors ---- */

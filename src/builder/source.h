@@ -13,7 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_SOURCE_MAX_LINKS 40 /* symlinks followed while resolving one path */
+#define SW_SOURCE_MAX_LINKS 40                  /* symlinks followed while resolving one path */
+#define SW_SOURCE_MAX_DEPTH 256                 /* path components of one entry */
+#define SW_SOURCE_MAX_PATH_BYTES (256ULL << 20) /* the paths of all entries together */
+#define SW_SOURCE_MAX_PATTERN_SEGMENTS 256      /* path segments of one .dockerignore line */
 
 typedef enum sw_src_type {
     SW_SRC_DIR = 1,
@@ -30,12 +33,24 @@ typedef struct sw_src_node sw_src_node; /* opaque: one entry; lives as long as i
 int sw_source_new(sw_source **out, const char *spool_dir);
 void sw_source_free(sw_source *s);
 
+/* What a source may hold; a field left 0 keeps its default. Entries count every node of the
+ * tree, directories created for a child included. */
+typedef struct sw_source_limits {
+    size_t max_entries;      /* default SW_TAR_MAX_ENTRIES */
+    uint64_t max_bytes;      /* contents of an archive or a git tree; SW_TARREAD_MAX_BYTES */
+    uint64_t max_path_bytes; /* the paths of all entries; SW_SOURCE_MAX_PATH_BYTES */
+} sw_source_limits;
+
+/* Replaces the limits (sw_source_new sets the defaults); call before adding anything. */
+void sw_source_set_limits(sw_source *s, const sw_source_limits *l);
+
 /* Adds one entry as tarread describes it (path cleaned; regular files by src_path, kept as is,
  * or by data, spooled). Missing parents are created as 0755 directories; a later directory entry
  * sets their mode. Hard links become regular files sharing their target's contents. A range of
  * src_path (src_range) is kept as a range. SW_EINVALID
- * for a path given twice, an entry under a non-directory, or a hard link to a missing or
- * non-regular entry. */
+ * for a path given twice, an entry under a non-directory, a path of more than
+ * SW_SOURCE_MAX_DEPTH components, or a hard link to a missing or non-regular entry; SW_ELIMIT
+ * past the limits (sw_source_limits). */
 int sw_source_add(sw_source *s, const sw_tar_entry *e);
 /* An uploaded archive (tar, pax, GNU; plain or gzip/bzip2/xz/zstd). SW_EUNSUPPORTED when path is
  * not a tar archive at all, SW_EINVALID for a malformed one (the message says why). *entries
@@ -56,8 +71,10 @@ typedef struct sw_source_git_info {
 /* Clones uri (a URL, file:// URI or local path) into clone_dir (bare; must not exist) with
  * libgit2 and adds the tree of ref: a branch, a tag, a commit id, or the remote's HEAD when ref
  * is NULL or "". Blobs are spooled; modes are 0644 / 0755 as a checkout gives them; symlinks
- * keep their target. stop (may be NULL) is polled during the transfer; true cancels it.
- * SW_EUNAVAILABLE when the clone fails or is stopped, SW_ENOTFOUND for an unknown ref. */
+ * keep their target; a blob several entries share is spooled once. stop (may be NULL) is
+ * polled during the transfer; true cancels it. SW_EUNAVAILABLE when the clone fails or is
+ * stopped, SW_ENOTFOUND for an unknown ref, SW_ELIMIT past max_entries entries or max_bytes of
+ * contents (every entry counted, shared or not). */
 int sw_source_add_git(sw_source *s, const char *uri, const char *ref, const char *clone_dir,
                       bool (*stop)(void), sw_source_git_info *info);
 
@@ -70,7 +87,8 @@ int sw_source_chdir(sw_source *s, const char *dir);
  * path segment, ** across segments, a pattern also excluding everything below what it matches,
  * "!pattern" letting paths back in, the last matching line deciding. Ignored entries are
  * invisible to resolution, wildcards and copies (a directory stays when something below it is
- * let back in). *ignored (may be NULL) receives the number of entries ignored. */
+ * let back in). *ignored (may be NULL) receives the number of entries ignored. SW_EINVALID
+ * (naming the line) for a pattern of more than SW_SOURCE_MAX_PATTERN_SEGMENTS segments. */
 int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored);
 
 /* Resolves path relative to the context root (a leading '/' also means the root, as in Docker;

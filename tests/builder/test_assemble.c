@@ -2,8 +2,8 @@
  * owners, contents; read back from the written tar), destination rules (directory syntax,
  * WORKDIR-relative, renaming a file, several sources), --chown/--chmod, FROM scratch parents
  * versus a base image, WORKDIR folded into the next layer or a layer of its own, ADD unpacking
- * local archives, refusals naming the line, the config and history, and byte-identical layers
- * across runs. */
+ * local archives, refusals naming the line, the config and history, byte-identical layers
+ * across runs, and copying a directory nested SW_SOURCE_MAX_DEPTH deep on a small stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 #include "util/error.h"
 #include "util/json.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,50 @@ static void test_deterministic(void **state)
     sw_buf_dispose(&t2);
 }
 
+typedef struct deep_run {
+    fx *f;
+    int error;
+} deep_run;
+
+static void *deep_assemble(void *arg)
+{
+    deep_run *r = arg;
+    sw_assemble_opts o = SW_ASSEMBLE_OPTS_INIT;
+    o.scratch = true;
+    o.spool_dir = r->f->dir;
+    r->error = sw_assemble(&r->f->a, r->f->df, r->f->s, r->f->img, &o);
+    return NULL;
+}
+
+/* The deepest tree a source holds, copied on a 512 KiB stack: the walk used to keep a 4 KiB
+ * path per level (over 1 MiB at this depth). */
+static void test_copy_deep_tree_small_stack(void **state)
+{
+    fx *f = *state;
+    char path[SW_SOURCE_MAX_DEPTH * 2 + 1] = "";
+    for (int i = 1; i < SW_SOURCE_MAX_DEPTH; i++)
+        strcat(path, "d/");
+    strcat(path, "f");
+    add(f, SW_TAR_REG, path, 0644, "deep");
+    const char *df = "FROM scratch\nCOPY d /out/\n";
+    assert_int_equal(sw_dockerfile_parse(df, strlen(df), NULL, &f->df), 0);
+    deep_run r = {f, 1};
+    pthread_attr_t attr;
+    pthread_t t;
+    assert_int_equal(pthread_attr_init(&attr), 0);
+    assert_int_equal(pthread_attr_setstacksize(&attr, 512 << 10), 0);
+    assert_int_equal(pthread_create(&t, &attr, deep_assemble, &r), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_attr_destroy(&attr);
+    if (r.error < 0)
+        fail_msg("assemble: %s", sw_error_msg());
+    /* out, then the 254 directories below d and the file */
+    assert_int_equal(sw_assembly_step(f->a, 0)->entries, SW_SOURCE_MAX_DEPTH);
+    char *text = layer_text(f, 0);
+    assert_non_null(strstr(text, "/d/f 0644 0:0 =deep\n"));
+    sw_free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +495,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
         cmocka_unit_test(test_chown_parse),
         cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copy_deep_tree_small_stack, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /* Unit tests for src/builder/source: the context tree (implied parents, duplicates, hard links),
  * resolution inside the context (".." and symlinks that leave it are refused, symlinks inside are
- * followed, loops stop), contextDir narrowing, wildcards, reading, and uploaded archives (a tar
- * written by src/image/tar, a non-archive, a truncated one). */
+ * followed, loops stop), contextDir narrowing, wildcards, reading, uploaded archives (a tar
+ * written by src/image/tar, a non-archive, a truncated one), and the limits on hostile input:
+ * path depth, entries (implied directories included), path bytes, git bombs (a repository made
+ * here with libgit2) and .dockerignore patterns that were exponential or overflowed the stack. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +14,11 @@
 #include "image/tar.h"
 #include "util/path.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 #include <fcntl.h>
+#include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +332,273 @@ static void test_dockerignore(void **state)
     sw_free(names);
 }
 
+/* A path of depth components: "d/d/.../f". */
+static char *deep_path(size_t depth)
+{
+    char *p = sw_malloc(depth * 2 + 1), *c = p;
+    for (size_t i = 1; i < depth; i++, c += 2)
+        memcpy(c, "d/", 2);
+    memcpy(c, "f", 2);
+    return p;
+}
+
+static void test_depth_cap(void **state)
+{
+    fx *f = *state;
+    char *ok = deep_path(SW_SOURCE_MAX_DEPTH), *deep = deep_path(SW_SOURCE_MAX_DEPTH + 1);
+    add_file(f->s, ok, "x", 0644); /* 256 components: allowed */
+    assert_int_equal(sw_source_count(f->s), SW_SOURCE_MAX_DEPTH);
+    sw_tar_entry e = {.path = deep, .type = SW_TAR_REG, .mode = 0644};
+    assert_int_equal(sw_source_add(f->s, &e), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "source entry \"d/d/d/"));
+    assert_non_null(strstr(sw_error_msg(), "is nested more than 256 directories deep"));
+    assert_int_equal(sw_source_count(f->s), SW_SOURCE_MAX_DEPTH); /* nothing added */
+    sw_free(ok);
+    sw_free(deep);
+}
+
+static void test_entry_cap_counts_implied(void **state)
+{
+    fx *f = *state;
+    char path[64];
+    sw_source_set_limits(f->s, &(sw_source_limits){.max_entries = 10});
+    for (int i = 0; i < 5; i++) { /* two nodes each: an implied directory and the file */
+        snprintf(path, sizeof(path), "d%d/f", i);
+        add_file(f->s, path, "x", 0644);
+    }
+    assert_int_equal(sw_source_count(f->s), 10);
+    sw_tar_entry e = {.path = "d9/f", .type = SW_TAR_REG, .mode = 0644};
+    assert_int_equal(sw_source_add(f->s, &e), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "more than 10 entries"));
+    e.path = "d0/g"; /* the file alone would be the 11th */
+    assert_int_equal(sw_source_add(f->s, &e), SW_ELIMIT);
+    /* an archive of 3 entries that imply 9 more directories */
+    sw_source *s2 = NULL;
+    char tar[128];
+    const sw_tar_entry te[] = {
+        {.path = "a/b/c/d/1", .type = SW_TAR_DIR, .mode = 0755},
+        {.path = "e/f/g/h/2", .type = SW_TAR_DIR, .mode = 0755},
+        {.path = "i/j/k/l/3", .type = SW_TAR_DIR, .mode = 0755},
+    };
+    snprintf(tar, sizeof(tar), "%s/deep.tar", f->dir);
+    write_tar(tar, te, 3);
+    assert_int_equal(sw_source_new(&s2, f->dir), 0);
+    sw_source_set_limits(s2, &(sw_source_limits){.max_entries = 10});
+    assert_int_equal(sw_source_add_archive(s2, tar, NULL), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "more than 10 entries"));
+    sw_source_free(s2);
+}
+
+static void test_path_bytes_cap(void **state)
+{
+    fx *f = *state;
+    /* d, d/d, ..., d/d/d/d/d/f: 2+4+6+8+10+12 bytes with their NULs */
+    sw_source_set_limits(f->s, &(sw_source_limits){.max_path_bytes = 42});
+    add_file(f->s, "d/d/d/d/d/f", "x", 0644);
+    sw_tar_entry e = {.path = "d/d/d/d/d/g", .type = SW_TAR_REG, .mode = 0644};
+    assert_int_equal(sw_source_add(f->s, &e), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "more than 42 bytes"));
+    e.path = "g"; /* 2 more bytes: still over */
+    assert_int_equal(sw_source_add(f->s, &e), SW_ELIMIT);
+    assert_int_equal(sw_source_count(f->s), 6);
+}
+
+/* ---- git ---- */
+
+/* LeakSanitizer's built-in suppressions (read only in sanitizer builds): libgit2 1.5 (Debian)
+ * leaks pcre2 match data once per anonymous remote, as tests/e2e/test_builder.sh notes. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libpcre2-8.so\n";
+}
+
+/* A tree of fanout entries: blobs named f<i> (level 0) or copies of sub named d<i>. */
+static void git_level(git_repository *repo, const git_oid *sub, bool blobs, int fanout,
+                      git_oid *out)
+{
+    git_treebuilder *tb = NULL;
+    char name[16];
+    assert_int_equal(git_treebuilder_new(&tb, repo, NULL), 0);
+    for (int i = 0; i < fanout; i++) {
+        snprintf(name, sizeof(name), "%c%d", blobs ? 'f' : 'd', i);
+        assert_int_equal(git_treebuilder_insert(NULL, tb, name, sub,
+                                                blobs ? GIT_FILEMODE_BLOB : GIT_FILEMODE_TREE),
+                         0);
+    }
+    assert_int_equal(git_treebuilder_write(out, tb), 0);
+    git_treebuilder_free(tb);
+}
+
+/* A bare repository at path whose one commit (HEAD) is a "git bomb": every level of `levels`
+ * holds fanout references to one tree, the last fanout references to one blob of size bytes. */
+static void git_bomb(const char *path, int levels, int fanout, size_t size)
+{
+    git_repository *repo = NULL;
+    git_signature *sig = NULL;
+    git_tree *tree = NULL;
+    git_oid blob, id, commit;
+    char *data = sw_malloc(size);
+    memset(data, 'x', size);
+    assert_int_equal(git_repository_init(&repo, path, 1), 0);
+    assert_int_equal(git_blob_create_from_buffer(&blob, repo, data, size), 0);
+    git_level(repo, &blob, true, fanout, &id);
+    for (int i = 0; i < levels; i++)
+        git_level(repo, &id, false, fanout, &id);
+    assert_int_equal(git_tree_lookup(&tree, repo, &id), 0);
+    assert_int_equal(git_signature_new(&sig, "t", "t@example.com", 1700000000, 0), 0);
+    assert_int_equal(
+        git_commit_create(&commit, repo, "HEAD", sig, sig, NULL, "bomb", tree, 0, NULL), 0);
+    git_signature_free(sig);
+    git_tree_free(tree);
+    git_repository_free(repo);
+    sw_free(data);
+}
+
+static int git_add(fx *f, int levels, int fanout, size_t size, sw_source_git_info *info)
+{
+    char repo[128], clone[128];
+    snprintf(repo, sizeof(repo), "%s/repo", f->dir);
+    snprintf(clone, sizeof(clone), "%s/clone", f->dir);
+    git_libgit2_init();
+    git_bomb(repo, levels, fanout, size);
+    int error = sw_source_add_git(f->s, repo, NULL, clone, NULL, info);
+    git_libgit2_shutdown();
+    return error;
+}
+
+static void test_git_blob_spooled_once(void **state)
+{
+    fx *f = *state;
+    sw_source_git_info info;
+    struct stat st;
+    char blobs[128];
+    /* 10 + 100 directories, 1000 files sharing one 4 KiB blob */
+    assert_int_equal(git_add(f, 2, 10, 4096, &info), 0);
+    assert_int_equal(info.entries, 1110);
+    snprintf(blobs, sizeof(blobs), "%s/blobs", f->dir);
+    assert_int_equal(stat(blobs, &st), 0);
+    assert_int_equal(st.st_size, 4096); /* was 1000 copies */
+    const sw_src_node *a = resolve_ok(f->s, "d3/d5/f7", true);
+    const sw_src_node *b = resolve_ok(f->s, "d9/d0/f1", true);
+    uint64_t off_a, size_a, off_b, size_b;
+    assert_true(sw_src_node_range(a, &off_a, &size_a));
+    assert_true(sw_src_node_range(b, &off_b, &size_b));
+    assert_int_equal(off_a, off_b);
+    assert_int_equal(size_b, 4096);
+    char *text = read_node(b);
+    assert_int_equal(strlen(text), 4096);
+    assert_int_equal(text[4095], 'x');
+    sw_free(text);
+}
+
+static void test_git_bomb_entries(void **state)
+{
+    fx *f = *state;
+    /* 10^4 files and 1110 directories; with the default cap this shape at 6 levels is 1.1M */
+    sw_source_set_limits(f->s, &(sw_source_limits){.max_entries = 5000});
+    assert_int_equal(git_add(f, 3, 10, 1, NULL), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "the git source has more than 5000 entries"));
+}
+
+static void test_git_bomb_bytes(void **state)
+{
+    fx *f = *state;
+    /* 1000 references to one 4 KiB blob: 4 MB of contents although it is spooled once */
+    sw_source_set_limits(f->s, &(sw_source_limits){.max_bytes = 1 << 20});
+    assert_int_equal(git_add(f, 2, 10, 4096, NULL), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "the git source has more than 1048576 bytes"));
+}
+
+/* ---- .dockerignore "**" ---- */
+
+/* Applies rules to a fresh tree and returns which of its paths are left out, "|"-separated. */
+static char *ignored_of(fx *f, const char *rules)
+{
+    static const char *const paths[] = {"x",     "b",     "a",       "a/x", "a/b", "a/bb",  "a/c",
+                                        "a/c/b", "a/c/d", "a/c/d/b", "q",   "q/a", "q/a/b", "q/x"};
+    static const char *const files[] = {"x",     "b",       "a/x",   "a/b", "a/bb",
+                                        "a/c/b", "a/c/d/b", "q/a/b", "q/x"};
+    char buf[512] = "";
+    size_t n = 0;
+    sw_source_free(f->s);
+    assert_int_equal(sw_source_new(&f->s, f->dir), 0);
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        add_file(f->s, files[i], "", 0644);
+    if (sw_source_ignore(f->s, rules, strlen(rules), &n) < 0)
+        fail_msg("ignore %s: %s", rules, sw_error_msg());
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        if (!visible(f->s, paths[i])) {
+            strcat(buf, "|");
+            strcat(buf, paths[i]);
+        }
+    return sw_strdup(buf);
+}
+
+static void expect_ignored(fx *f, const char *rules, const char *want)
+{
+    char *got = ignored_of(f, rules);
+    if (strcmp(got, want))
+        fail_msg("rules \"%s\": want \"%s\", got \"%s\"", rules, want, got);
+    sw_free(got);
+}
+
+static void test_dockerignore_globstar(void **state)
+{
+    fx *f = *state;
+    expect_ignored(f, "**/x", "|x|a/x|q/x");
+    expect_ignored(f, "a/**/b", "|a/b|a/c/b|a/c/d/b");
+    expect_ignored(f, "**/**/b", "|b|a/b|a/c/b|a/c/d/b|q/a/b");
+    expect_ignored(f, "**/b", "|b|a/b|a/c/b|a/c/d/b|q/a/b");
+    expect_ignored(f, "a/**", "|a|a/x|a/b|a/bb|a/c|a/c/b|a/c/d|a/c/d/b");
+    expect_ignored(f, "**", "|x|b|a|a/x|a/b|a/bb|a/c|a/c/b|a/c/d|a/c/d/b|q|q/a|q/a/b|q/x");
+    expect_ignored(f, "a/**/**", "|a|a/x|a/b|a/bb|a/c|a/c/b|a/c/d|a/c/d/b");
+    expect_ignored(f, "**/c/**/b", "|a/c/b|a/c/d/b");
+    expect_ignored(f, "*/*/b", "|a/c/b|q/a/b");
+    expect_ignored(f, "**/a/*", "|a/x|a/b|a/bb|a/c|a/c/b|a/c/d|a/c/d/b|q/a/b");
+    expect_ignored(f, "a\n!a/**/b", "|a/x|a/bb"); /* a and a/c hold what is let back in */
+}
+
+static void test_dockerignore_not_exponential(void **state)
+{
+    fx *f = *state;
+    char path[128] = "";
+    size_t n = 99;
+    for (int i = 0; i < 41; i++) /* 41 nested directories */
+        strcat(path, "d/");
+    strcat(path, "f");
+    add_file(f->s, path, "", 0644);
+    alarm(20); /* the old matcher took minutes here; SIGALRM fails the test */
+    const char *rules = "**/**/**/**/**/**/**/**/zz\n**/*/**/*/**/*/**/*/**/zz\n";
+    assert_int_equal(sw_source_ignore(f->s, rules, strlen(rules), &n), 0);
+    alarm(0);
+    assert_int_equal(n, 0);
+    const char *hit = "**/*/**/*/**/*/**/*/**/f\n";
+    assert_int_equal(sw_source_ignore(f->s, hit, strlen(hit), &n), 0);
+    assert_int_equal(n, 1);
+}
+
+static void test_dockerignore_segment_cap(void **state)
+{
+    fx *f = *state;
+    sw_buf b = SW_BUF_INIT(SIZE_MAX);
+    size_t n = 0;
+    add_file(f->s, "a/b", "", 0644);
+    sw_buf_puts(&b, "# 256 segments are fine\n");
+    for (int i = 0; i < SW_SOURCE_MAX_PATTERN_SEGMENTS; i++)
+        sw_buf_puts(&b, i ? "/a" : "a");
+    sw_buf_puts(&b, "\n");
+    assert_int_equal(sw_source_ignore(f->s, sw_buf_cstr(&b), b.len, &n), 0);
+    sw_buf_puts(&b, "**"); /* the old matcher overflowed the stack on this line (line 3) */
+    for (int i = 1; i < 1365; i++)
+        sw_buf_puts(&b, "/**");
+    sw_buf_puts(&b, "\n");
+    assert_int_equal(sw_source_ignore(f->s, sw_buf_cstr(&b), b.len, &n), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "line 3: the pattern \"**/**/"));
+    assert_non_null(strstr(sw_error_msg(), "has more than 256 path segments"));
+    sw_buf_dispose(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +610,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dockerignore, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_depth_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_cap_counts_implied, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_path_bytes_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_git_blob_spooled_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_git_bomb_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_git_bomb_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dockerignore_globstar, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dockerignore_not_exponential, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dockerignore_segment_cap, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
