@@ -376,7 +376,8 @@ done:
 
 static int open_source(const char *src, int *fd_out, uint64_t *size_out)
 {
-    int fd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO swapped in since the walk must not hang the open (fstat refuses it) */
+    int fd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int code = (errno == ENOENT) ? SW_ENOTFOUND : (errno == ELOOP ? SW_EINVALID : SW_ERROR);
         return sw_error_set(code, "tar: cannot open %s: %s", src, strerror(errno));
