@@ -244,7 +244,8 @@ static int check_labels(const json_t *labels)
         return 0;
     if (!json_is_object(labels))
         return sw_error_set(SW_EINVALID, "metadata.labels: Invalid value: must be an object");
-    json_object_foreach((json_t *)labels, key, val) {
+    json_object_foreach((json_t *)labels, key, val)
+    {
         const char *msg = qname_error(key, false);
         if (msg)
             return sw_names_invalid(SW_EINVALID, "metadata.labels", key, msg);
@@ -267,7 +268,8 @@ static int check_annotations(const json_t *annotations)
         return 0;
     if (!json_is_object(annotations))
         return sw_error_set(SW_EINVALID, "metadata.annotations: Invalid value: must be an object");
-    json_object_foreach((json_t *)annotations, key, val) {
+    json_object_foreach((json_t *)annotations, key, val)
+    {
         const char *msg = qname_error(key, true);
         if (msg)
             return sw_names_invalid(SW_EINVALID, "metadata.annotations", key, msg);
@@ -277,8 +279,29 @@ static int check_annotations(const json_t *annotations)
         total += strlen(key) + json_string_length(val);
     }
     if (total > SW_NAMES_ANNOTATIONS_MAX)
-        return sw_error_set(SW_EINVALID, "metadata.annotations: Too long: must have at most %d bytes",
+        return sw_error_set(SW_EINVALID,
+                            "metadata.annotations: Too long: must have at most %d bytes",
                             SW_NAMES_ANNOTATIONS_MAX);
+    return 0;
+}
+
+int sw_names_check_finalizers(const char *field, const json_t *list)
+{
+    size_t i;
+    json_t *f;
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list))
+        return sw_error_set(SW_EINVALID, "%s: Invalid value: must be a list of names", field);
+    json_array_foreach(list, i, f)
+    {
+        const char *name = json_string_value(f);
+        if (!name || sw_names_check_label_key(name) < 0)
+            return sw_error_set(SW_EINVALID,
+                                "%s[%zu]: Invalid value: \"%.64s\": a finalizer must be a "
+                                "qualified name ([prefix/]name)",
+                                field, i, name ? name : "");
+    }
     return 0;
 }
 
@@ -289,9 +312,12 @@ int sw_names_check_meta(const json_t *metadata)
     if (!json_is_object(metadata))
         return sw_error_set(SW_EINVALID, "metadata: Invalid value: must be an object");
     int error = check_labels(json_object_get(metadata, "labels"));
-    if (error < 0)
-        return error;
-    return check_annotations(json_object_get(metadata, "annotations"));
+    if (error == 0)
+        error = check_annotations(json_object_get(metadata, "annotations"));
+    if (error == 0)
+        error = sw_names_check_finalizers("metadata.finalizers",
+                                          json_object_get(metadata, "finalizers"));
+    return error;
 }
 
 /* One unbiased random index into gen_alphabet (rejection sampling over a random byte). */

@@ -35,6 +35,9 @@ int sw_names_check_annotation_key(const char *key);
  * SW_EINVALID and the message names the field, e.g.
  * `metadata.labels: Invalid value: "a b": name part must consist of ...`. */
 int sw_names_check_meta(const json_t *metadata);
+/* A list of finalizer names at field (metadata.finalizers, a Namespace's spec.finalizers):
+ * each a qualified name. SW_EINVALID naming the entry. */
+int sw_names_check_finalizers(const char *field, const json_t *list);
 
 /* generateName: base truncated to 58 bytes + 5 random characters from
  * "bcdfghjklmnpqrstvwxz2456789". out should hold 64 bytes; a smaller n truncates. */

@@ -10,11 +10,11 @@
 #include <string.h>
 
 typedef struct scan {
-    long meta_open;   /* offset just after metadata's '{' */
+    long meta_open; /* offset just after metadata's '{' */
     bool meta_empty;
     long status_open; /* offset just after status's '{', or -1 */
     bool status_empty;
-    long end;         /* offset of the top-level closing '}' */
+    long end; /* offset of the top-level closing '}' */
 } scan;
 
 static size_t skip_ws(const char *t, size_t i, size_t len)
@@ -138,6 +138,11 @@ static size_t put_status(const char *t, size_t len, const scan *s, const char *k
     return i;
 }
 
+static void put_rv(sw_buf *out, int64_t rev, bool meta_empty)
+{
+    sw_buf_printf(out, "\"resourceVersion\":\"%lld\"%s", (long long)rev, meta_empty ? "" : ",");
+}
+
 int sw_objtext_render(const char *text, size_t len, int64_t rev, const char *status_key,
                       const char *status_value, sw_buf *out)
 {
@@ -145,8 +150,17 @@ int sw_objtext_render(const char *text, size_t len, int64_t rev, const char *sta
     if (scan_object(text, len, &s) < 0)
         return sw_error_set(SW_EINVALID, "stored object is not a JSON object with metadata");
     size_t pos = (size_t)s.meta_open;
+    if (status_key && s.status_open >= 0 && s.status_open < s.meta_open) {
+        /* stored with status before metadata (a client's key order is kept) */
+        sw_buf_put(out, text, (size_t)s.status_open);
+        pos = put_status(text, len, &s, status_key, status_value, out);
+        sw_buf_put(out, text + pos, (size_t)s.meta_open - pos);
+        put_rv(out, rev, s.meta_empty);
+        sw_buf_put(out, text + s.meta_open, len - (size_t)s.meta_open);
+        return sw_buf_error(out);
+    }
     sw_buf_put(out, text, pos);
-    sw_buf_printf(out, "\"resourceVersion\":\"%lld\"%s", (long long)rev, s.meta_empty ? "" : ",");
+    put_rv(out, rev, s.meta_empty);
     if (status_key && s.status_open >= 0) {
         sw_buf_put(out, text + pos, (size_t)s.status_open - pos);
         pos = put_status(text, len, &s, status_key, status_value, out);

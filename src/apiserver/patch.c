@@ -6,6 +6,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/str.h"
 
 #include <stdbool.h>
@@ -297,11 +298,28 @@ static int jp_locate(json_t *root, const jp_op *op, const jp_ptr *ptr, const cha
 }
 
 /* Adds value (stolen) at ptr: replaces the document, sets a member, or inserts into an array. */
+/* A value placed at ptr (n tokens deep) must keep the document within the depth a stored
+ * object may have: moves and copies could otherwise nest without bound. */
+static int jp_check_depth(const jp_op *op, const jp_ptr *ptr, const json_t *value)
+{
+    if (ptr->n <= SW_JSON_MAX_DEPTH &&
+        ptr->n + (size_t)sw_json_depth(value, SW_JSON_MAX_DEPTH) <= SW_JSON_MAX_DEPTH)
+        return 0;
+    return sw_error_set(SW_EINVALID, "json patch op %zu: the result would nest deeper than %d "
+                                     "levels",
+                        op->index, SW_JSON_MAX_DEPTH);
+}
+
 static int jp_add_at(json_t **root, const jp_op *op, const jp_ptr *ptr, const char *text,
                      json_t *value)
 {
     jp_loc loc;
-    int error = jp_locate(*root, op, ptr, text, &loc);
+    int error = jp_check_depth(op, ptr, value);
+    if (error < 0) {
+        json_decref(value);
+        return error;
+    }
+    error = jp_locate(*root, op, ptr, text, &loc);
     if (error < 0) {
         json_decref(value);
         return error;
@@ -342,7 +360,9 @@ static int jp_take(json_t *root, const jp_op *op, const jp_ptr *ptr, const char 
 static int jp_replace(json_t **root, const jp_op *op)
 {
     jp_loc loc;
-    int error = jp_locate(*root, op, &op->ptr, op->path, &loc);
+    int error = jp_check_depth(op, &op->ptr, op->value);
+    if (error == 0)
+        error = jp_locate(*root, op, &op->ptr, op->path, &loc);
     if (error < 0)
         return error;
     if (!loc.child)

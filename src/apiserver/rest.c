@@ -249,13 +249,13 @@ static int parse_continue(const char *tok, int64_t *rev, char **start)
     int error = sw_base64url_decode(tok, &raw, &n);
     if (error == 0)
         error = sw_json_parse((const char *)raw, n, 4, 0, &t);
-    if (error == 0 && (!sw_json_int_at(t, "rv", rev) || !sw_json_str_at(t, "start")))
+    if (error == 0 && (!sw_json_int_at(t, "rv", rev) || *rev <= 0 || !sw_json_str_at(t, "start")))
         error = SW_EBADREQUEST;
     if (error == 0)
         *start = sw_strdup(sw_json_str_at(t, "start"));
     sw_free(raw);
     json_decref(t);
-    return error < 0 ? sw_error_set(SW_EBADREQUEST, "continue key is not valid: %s", tok) : 0;
+    return error < 0 ? sw_error_set(SW_EBADREQUEST, "continue key is not valid: %.200s", tok) : 0;
 }
 
 typedef struct list_query {
@@ -334,6 +334,9 @@ static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *
         o.start_after = start;
         o.limit = q->limit ? q->limit + 1 : 0;
         error = sw_store_list(api->store, &o, &l);
+        if (error == SW_EINVALID && q->start) /* a continue key from the future: forged */
+            error = sw_error_set(SW_EBADREQUEST, "continue key is not valid: its "
+                                                 "resourceVersion is newer than the store");
         if (error < 0)
             break;
         o.rev = l.rev;
@@ -449,6 +452,36 @@ static bool is_watch(const sw_request *req)
     return v && sw_str_to_bool(v, &w) == 0 && w;
 }
 
+/* 0 when the query parameter key is absent or one of allowed, else a 400 naming them. */
+static int check_option(const sw_request *req, const char *key, const char *const *allowed,
+                        const char *shown)
+{
+    const char *v = sw_req_query(req, key);
+    for (size_t i = 0; v && allowed[i]; i++)
+        if (!strcmp(v, allowed[i]))
+            return 0;
+    if (!v)
+        return 0;
+    return sw_error_set(SW_EBADREQUEST, "%s: Unsupported value: \"%.64s\": supported values: %s",
+                        key, v, shown);
+}
+
+/* The write options a client may misspell: an unknown value is a 400, as in Kubernetes, never
+ * silently the default (a misspelled dryRun must not write for real). */
+static int check_write_options(const sw_request *req)
+{
+    static const char *const fv[] = {"Ignore", "Warn", "Strict", NULL};
+    static const char *const pp[] = {"Orphan", "Background", "Foreground", NULL};
+    const char *d = sw_req_query(req, "dryRun");
+    if (d && strcmp(d, "All"))
+        return sw_error_set(SW_EBADREQUEST, "Invalid dry run value: \"%.64s\" (only \"All\")", d);
+    int error = check_option(req, "fieldValidation", fv, "\"Ignore\", \"Warn\", \"Strict\"");
+    if (error == 0)
+        error = check_option(req, "propagationPolicy", pp,
+                             "\"Orphan\", \"Background\", \"Foreground\"");
+    return error;
+}
+
 void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
 {
     sw_route rt;
@@ -456,6 +489,10 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
     if (route(req->path, &rt) < 0) {
         sw_response_error(resp, SW_ENOTFOUND, "the server could not find the requested resource",
                           NULL, NULL);
+        return;
+    }
+    if (strcmp(m, "GET") && check_write_options(req) < 0) {
+        sw_response_error(resp, SW_EBADREQUEST, sw_error_msg(), NULL, NULL);
         return;
     }
     if (rt.kind->virt)

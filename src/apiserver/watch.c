@@ -28,8 +28,8 @@ typedef struct watcher {
     bool has_ns;
     sw_selector *labels, *fields;
     sw_wcursor cur;
-    int64_t progress;    /* every event up to here has been considered */
-    sw_buf out;          /* encoded bytes not yet handed to HTTP */
+    int64_t progress; /* every event up to here has been considered */
+    sw_buf out;       /* encoded bytes not yet handed to HTTP */
     size_t out_off;
     sw_wevent **backlog; /* catch-up events from the store, sent before the ring */
     size_t nbacklog, backlog_off, backlog_cap;
@@ -110,9 +110,9 @@ static void bookmark(watcher *w, bool initial_end)
 {
     char av[128], rv[24];
     snprintf(rv, sizeof(rv), "%lld", (long long)w->progress);
-    json_t *obj = json_pack("{s:s, s:s, s:{s:s}}", "kind", w->kind->kind, "apiVersion",
-                            sw_kind_api_version(w->kind, av, sizeof(av)), "metadata",
-                            "resourceVersion", rv);
+    json_t *obj =
+        json_pack("{s:s, s:s, s:{s:s}}", "kind", w->kind->kind, "apiVersion",
+                  sw_kind_api_version(w->kind, av, sizeof(av)), "metadata", "resourceVersion", rv);
     if (initial_end)
         json_object_set_new(json_object_get(obj, "metadata"), "annotations",
                             json_pack("{s:s}", "k8s.io/initial-events-end", "true"));
@@ -226,8 +226,7 @@ static int catch_up(watcher *w, int64_t rev)
     if (last < sw_store_current_revision(w->api->store))
         last = sw_store_current_revision(w->api->store);
     error = sw_watchcache_seek(w->api->cache, last, &w->cur, &floor);
-    return error < 0 ? sw_error_set(SW_EGONE, "too old resource version: %lld", (long long)rev)
-                     : 0;
+    return error < 0 ? sw_error_set(SW_EGONE, "too old resource version: %lld", (long long)rev) : 0;
 }
 
 /* resourceVersion unset or "0": the current state as ADDED events first. */
@@ -264,8 +263,8 @@ static int watcher_start(watcher *w, const sw_request *req)
     int64_t rev = 0, floor;
     if (sie && sw_str_to_bool(sie, &initial) < 0)
         return sw_error_set(SW_EBADREQUEST, "sendInitialEvents: invalid boolean %s", sie);
-    if (rv && *rv && sw_str_to_i64(rv, &rev) < 0)
-        return sw_error_set(SW_EBADREQUEST, "resourceVersion: invalid value %s", rv);
+    if (rv && *rv && (sw_str_to_i64(rv, &rev) < 0 || rev < 0))
+        return sw_error_set(SW_EBADREQUEST, "resourceVersion: invalid value %.64s", rv);
     if (!rv || !*rv || rev == 0 || initial) {
         int error = initial_state(w);
         if (error == 0 && initial && w->bookmarks)
@@ -315,8 +314,8 @@ void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
         return;
     }
     resp->status = 200;
-    resp->content_type = w->table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
-                                  : "application/json";
+    resp->content_type =
+        w->table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
     resp->stream.next = watcher_next;
     resp->stream.free = watcher_free;
     resp->stream.state = w;

@@ -115,6 +115,11 @@ static int check_namespace(const sw_route *rt, json_t *obj)
 
 static int validate_object(sw_api *api, const sw_kind *k, const json_t *obj, const json_t *old)
 {
+    /* A patch can build nesting its body did not have (JSON patch moves): nothing is stored
+     * that a later read could not parse back. */
+    if (sw_json_depth(obj, SW_JSON_MAX_DEPTH) > SW_JSON_MAX_DEPTH)
+        return sw_error_set(SW_EINVALID, "the object nests deeper than %d levels",
+                            SW_JSON_MAX_DEPTH);
     int error = sw_names_check_meta(json_object_get(obj, "metadata"));
     if (error == 0 && k->validate)
         error = k->validate(&api->kctx, obj, old);
@@ -265,7 +270,7 @@ static bool finalizers_empty(const json_t *obj)
 /* Turns the decoded current object `old` plus the client's `obj` into the stored result.
  * status: a /status write (only .status is taken from obj). */
 static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json_t *old,
-                        bool status)
+                        bool status, const char *sub)
 {
     json_t *obj = *objp;
     int error = 0;
@@ -283,6 +288,13 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
         return error;
     }
     sw_object_keep_meta(k, obj, old);
+    if (k->spec_subresource && !sw_str_eq(sub, k->spec_subresource)) {
+        json_t *spec = json_object_get(old, "spec");
+        if (spec)
+            json_object_set(obj, "spec", spec);
+        else
+            json_object_del(obj, "spec");
+    }
     if (k->has_status) {
         json_t *st = json_object_get(old, "status");
         if (st)
@@ -321,7 +333,7 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
         error = SW_ECONFLICT;
         goto done;
     }
-    if ((error = merge_update(api, k, objp, old, status)) < 0)
+    if ((error = merge_update(api, k, objp, old, status, rt->sub)) < 0)
         goto done;
     if ((error = validate_object(api, k, *objp, old)) < 0)
         goto done;
@@ -417,9 +429,11 @@ static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt, co
     json_t *old = NULL;
     int error = fetch(api, rt, &cur);
     if (error == SW_ENOTFOUND && ctype_is(req, "application/apply-patch+yaml")) {
-        /* Server-side apply of an absent object creates it. */
+        /* Server-side apply of an absent object creates it, checked as a POST body is. */
         *result = json_deep_copy(patch);
         error = check_type(rt->kind, *result);
+        if (error == 0)
+            error = check_fields(req, rt->kind, *result, resp);
         if (error == 0)
             error = check_namespace(rt, *result);
         if (error == 0)
@@ -555,14 +569,22 @@ static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt, c
         error = sw_api_decode(api, rt->kind, cur.value, cur.value_len, cur.mod_rev, objp);
     if (error < 0)
         goto done;
-    if ((o->uid[0] && !sw_str_eq(o->uid, sw_json_str_at(*objp, "metadata.uid"))) ||
-        (o->rv && o->rv != cur.mod_rev)) {
-        char res[160];
+    char res[160];
+    if (o->uid[0] && !sw_str_eq(o->uid, sw_json_str_at(*objp, "metadata.uid"))) {
         error = sw_error_set(SW_ECONFLICT,
                              "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
                              "UID in precondition: %s, UID in object meta: %s",
                              sw_rest_resource(rt->kind, res, sizeof(res)), rt->name, o->uid,
                              sw_json_str_at(*objp, "metadata.uid"));
+        goto done;
+    }
+    if (o->rv && o->rv != cur.mod_rev) {
+        error = sw_error_set(SW_ECONFLICT,
+                             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
+                             "ResourceVersion in precondition: %lld, ResourceVersion in object "
+                             "meta: %lld",
+                             sw_rest_resource(rt->kind, res, sizeof(res)), rt->name,
+                             (long long)o->rv, (long long)cur.mod_rev);
         goto done;
     }
     bool is_ns = !strcmp(rt->kind->kind, "Namespace");

@@ -2,6 +2,8 @@
  * Their strategies are small enough to share a file; each is still its own descriptor. */
 #include "kinds/kind.h"
 
+#include "apiserver/names.h"
+
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -20,6 +22,11 @@ static int ns_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
     sw_json_set_path(obj, "spec.finalizers", fin);
     sw_json_set_path(obj, "status.phase", json_string("Active"));
     return 0;
+}
+
+static int ns_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    return sw_names_check_finalizers("spec.finalizers", sw_json_at(obj, "spec.finalizers"));
 }
 
 static void ns_status(const json_t *obj, sw_buf *out)
@@ -41,6 +48,7 @@ const sw_kind sw_kind_namespace = {
                    "\"status\":{\"phase\":\"string\",\"conditions\":[\"any\"]}}",
     .field_selectors = ns_fields, .smp = sw_smp_schema_core,
     .columns = ns_columns, .ncolumns = 1, .prepare_create = ns_prepare_create,
+    .validate = ns_validate, .spec_subresource = "finalize",
 };
 
 /* ---- Secret ---- */
@@ -78,8 +86,40 @@ static int secret_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json
     return secret_prepare(ctx, obj);
 }
 
+static bool same_field(const json_t *a, const json_t *b, const char *field)
+{
+    const json_t *x = json_object_get(a, field), *y = json_object_get(b, field);
+    if (json_is_null(x))
+        x = NULL;
+    if (json_is_null(y))
+        y = NULL;
+    return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+/* A ConfigMap or Secret marked immutable keeps its data and the mark, as in Kubernetes. */
+static int check_immutable(const json_t *obj, const json_t *old)
+{
+    static const char *const fields[] = {"immutable", "data", "binaryData", NULL};
+    if (!old || !sw_json_bool_at(old, "immutable"))
+        return 0;
+    for (size_t i = 0; fields[i]; i++)
+        if (!same_field(obj, old, fields[i]))
+            return sw_error_set(SW_EINVALID,
+                                "%s: Forbidden: field is immutable when `immutable` is set",
+                                fields[i]);
+    return 0;
+}
+
+static int cm_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    return check_immutable(obj, old);
+}
+
 static int secret_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
+    int error = check_immutable(obj, old);
+    if (error < 0)
+        return error;
     json_t *data = json_object_get(obj, "data");
     const char *k;
     json_t *v;
@@ -139,7 +179,7 @@ const sw_kind sw_kind_configmap = {
     .singular = "configmap", .short_names = {"cm"}, .namespaced = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"data\":\"map\",\"binaryData\":\"map\",\"immutable\":\"boolean\"}",
-    .smp = sw_smp_schema_core, .columns = cm_columns, .ncolumns = 1,
+    .smp = sw_smp_schema_core, .columns = cm_columns, .ncolumns = 1, .validate = cm_validate,
 };
 
 /* ---- Event ---- */

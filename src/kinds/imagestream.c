@@ -16,7 +16,8 @@ static json_t *find_by(json_t *arr, const char *field, const char *value)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(arr, i, e) {
+    json_array_foreach(arr, i, e)
+    {
         if (sw_str_eq(sw_json_str_at(e, field), value))
             return e;
     }
@@ -110,10 +111,11 @@ static int validate_tag(const json_t *tag, size_t idx)
                                 name, fname);
     }
     if (sw_json_bool_at(tag, "importPolicy.scheduled") && !sw_str_eq(kind, "DockerImage"))
-        return sw_error_set(SW_EINVALID,
-                            "spec.tags[%s].importPolicy.scheduled: Invalid value: true: only tags "
-                            "pointing to Docker repositories may be scheduled for background import",
-                            name);
+        return sw_error_set(
+            SW_EINVALID,
+            "spec.tags[%s].importPolicy.scheduled: Invalid value: true: only tags "
+            "pointing to Docker repositories may be scheduled for background import",
+            name);
     const char *mode = sw_json_str_at(tag, "importPolicy.importMode");
     if (mode && *mode && strcmp(mode, "Legacy") && strcmp(mode, "PreserveOriginal"))
         return sw_error_set(SW_EINVALID,
@@ -170,15 +172,16 @@ static int is_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
         return sw_error_set(SW_EINVALID, "spec.tags: Invalid value: must be a list");
     size_t i;
     json_t *t;
-    json_array_foreach(tags, i, t) {
+    json_array_foreach(tags, i, t)
+    {
         int error = validate_tag(t, i);
         if (error < 0)
             return error;
         for (size_t j = 0; j < i; j++)
             if (sw_str_eq(sw_json_str_at(json_array_get(tags, j), "name"),
                           sw_json_str_at(t, "name")))
-                return sw_error_set(SW_EINVALID, "spec.tags[%zu].name: Duplicate value: \"%s\"",
-                                    i, sw_json_str_at(t, "name"));
+                return sw_error_set(SW_EINVALID, "spec.tags[%zu].name: Duplicate value: \"%s\"", i,
+                                    sw_json_str_at(t, "name"));
     }
     return 0;
 }
@@ -200,8 +203,10 @@ static void copy_stream_image(json_t *obj, const char *tag, const char *ref, int
     json_t *st, *ev;
     if (!at || !sname || strlen(sname) != (size_t)(at - ref) || strncmp(ref, sname, strlen(sname)))
         return;
-    json_array_foreach(sw_json_at(obj, "status.tags"), i, st) {
-        json_array_foreach(json_object_get(st, "items"), j, ev) {
+    json_array_foreach(sw_json_at(obj, "status.tags"), i, st)
+    {
+        json_array_foreach(json_object_get(st, "items"), j, ev)
+        {
             const char *img = sw_json_str_at(ev, "image");
             if (img && *img && sw_str_prefix(img, at + 1)) {
                 json_t *copy = json_deep_copy(ev);
@@ -222,7 +227,8 @@ static void apply_tag_references(json_t *obj, const json_t *old)
     json_t *tag;
     char now[32];
     sw_time_format(sw_time_now(), now, sizeof(now));
-    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag) {
+    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag)
+    {
         const char *name = sw_json_str_at(tag, "name");
         json_t *prev = old ? sw_imagestream_spec_tag(old, name) : NULL;
         if (prev && json_equal(json_object_get(prev, "from"), json_object_get(tag, "from")) &&
@@ -232,6 +238,8 @@ static void apply_tag_references(json_t *obj, const json_t *old)
         const char *fname = sw_json_str_at(tag, "from.name");
         const char *fns = sw_json_str_at(tag, "from.namespace");
         const char *ns = sw_json_str_at(obj, "metadata.namespace");
+        if (!name || !fname)
+            continue; /* runs before validation, which refuses such a tag */
         int64_t gen = 0;
         sw_json_int_at(tag, "generation", &gen);
         if (sw_str_eq(kind, "DockerImage") && sw_json_bool_at(tag, "reference")) {
@@ -244,7 +252,8 @@ static void apply_tag_references(json_t *obj, const json_t *old)
             const char *colon = strchr(fname, ':');
             const char *sname = sw_json_str_at(obj, "metadata.name");
             if (colon) {
-                if (strncmp(fname, sname, (size_t)(colon - fname)) || strlen(sname) != (size_t)(colon - fname))
+                if (strncmp(fname, sname, (size_t)(colon - fname)) ||
+                    strlen(sname) != (size_t)(colon - fname))
                     continue; /* cross-stream: resolved by the import controller */
                 target = colon + 1;
             }
@@ -264,8 +273,8 @@ static void apply_tag_references(json_t *obj, const json_t *old)
 /* status.dockerImageRepository is <internal registry>/<ns>/<name>, computed on read; without
  * a registry it falls back to spec.dockerImageRepository, which depends on the object alone and
  * is therefore kept in the stored status (always as its first key, so reads can replace it). */
-static bool is_computed_status(const sw_kind_ctx *ctx, const char *ns, const char *name,
-                               char *out, size_t n)
+static bool is_computed_status(const sw_kind_ctx *ctx, const char *ns, const char *name, char *out,
+                               size_t n)
 {
     if (!ctx->image_registry || !*ctx->image_registry)
         return false;
@@ -282,7 +291,8 @@ static void store_repository_fallback(json_t *obj)
     json_t *v;
     if (spec && *spec)
         json_object_set_new(next, "dockerImageRepository", json_string(spec));
-    json_object_foreach(status, key, v) {
+    json_object_foreach(status, key, v)
+    {
         if (strcmp(key, "dockerImageRepository"))
             json_object_set(next, key, v);
     }
@@ -298,7 +308,8 @@ static int is_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 {
     size_t i;
     json_t *tag;
-    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag) {
+    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag)
+    {
         json_object_set_new(tag, "generation", json_integer(1));
         default_tag(tag);
     }
@@ -329,7 +340,8 @@ static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
     json_t *tag;
     const char *ns = sw_json_str_at(obj, "metadata.namespace");
     /* Users cannot set a tag generation: a non-zero value becomes the stored one. */
-    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag) {
+    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag)
+    {
         default_tag(tag);
         json_t *prev = sw_imagestream_spec_tag(old, sw_json_str_at(tag, "name"));
         json_t *g = json_object_get(tag, "generation");
@@ -346,7 +358,8 @@ static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
     sw_json_int_at(old, "metadata.generation", &gen);
     if (!json_equal(sw_json_at(obj, "spec"), sw_json_at(old, "spec")))
         gen++;
-    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag) {
+    json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag)
+    {
         json_t *prev = sw_imagestream_spec_tag(old, sw_json_str_at(tag, "name"));
         json_t *g = json_object_get(tag, "generation");
         if (tag_ref_changed(tag, prev, ns) || !json_is_integer(g) || json_integer_value(g) == 0)
@@ -365,7 +378,8 @@ static int is_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, const j
     json_t *st;
     int64_t sgen = 1;
     sw_json_int_at(obj, "metadata.generation", &sgen);
-    json_array_foreach(sw_json_at(obj, "status.tags"), i, st) {
+    json_array_foreach(sw_json_at(obj, "status.tags"), i, st)
+    {
         json_t *head = json_array_get(json_object_get(st, "items"), 0);
         int64_t g = 0;
         if (!head || (sw_json_int_at(head, "generation", &g) && g != 0))
@@ -390,7 +404,8 @@ static void is_tags(const json_t *obj, sw_buf *out)
 {
     size_t i;
     json_t *st;
-    json_array_foreach(sw_json_at(obj, "status.tags"), i, st) {
+    json_array_foreach(sw_json_at(obj, "status.tags"), i, st)
+    {
         if (i)
             sw_buf_putc(out, ',');
         sw_buf_puts(out, sw_json_str_at(st, "tag") ?: "");
@@ -402,7 +417,8 @@ static void is_updated(const json_t *obj, sw_buf *out)
     size_t i;
     json_t *st;
     int64_t newest = 0, t;
-    json_array_foreach(sw_json_at(obj, "status.tags"), i, st) {
+    json_array_foreach(sw_json_at(obj, "status.tags"), i, st)
+    {
         const char *c = sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "created");
         if (c && sw_time_parse(c, &t) == 0 && t > newest)
             newest = t;
@@ -421,9 +437,16 @@ static const sw_column is_columns[] = {
 };
 
 const sw_kind sw_kind_imagestream = {
-    .group = "image.openshift.io", .version = "v1", .kind = "ImageStream",
-    .plural = "imagestreams", .singular = "imagestream", .short_names = {"is"},
-    .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "image.openshift.io",
+    .version = "v1",
+    .kind = "ImageStream",
+    .plural = "imagestreams",
+    .singular = "imagestream",
+    .short_names = {"is"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_PATH_SEGMENT,
     .schema_text =
         "{\"spec\":{\"lookupPolicy\":{\"local\":\"boolean\"},\"dockerImageRepository\":\"string\","
@@ -433,14 +456,20 @@ const sw_kind sw_kind_imagestream = {
         "\"generation\":\"integer\",\"importPolicy\":{\"insecure\":\"boolean\","
         "\"scheduled\":\"boolean\",\"importMode\":\"string\"},"
         "\"referencePolicy\":{\"type\":\"string\"}}]},"
-        "\"status\":{\"dockerImageRepository\":\"string\",\"publicDockerImageRepository\":\"string\","
+        "\"status\":{\"dockerImageRepository\":\"string\",\"publicDockerImageRepository\":"
+        "\"string\","
         "\"tags\":[{\"tag\":\"string\",\"items\":[{\"created\":\"string\","
         "\"dockerImageReference\":\"string\",\"image\":\"string\",\"generation\":\"integer\"}],"
-        "\"conditions\":[{\"type\":\"string\",\"status\":\"string\",\"lastTransitionTime\":\"string\","
+        "\"conditions\":[{\"type\":\"string\",\"status\":\"string\",\"lastTransitionTime\":"
+        "\"string\","
         "\"reason\":\"string\",\"message\":\"string\",\"generation\":\"integer\"}]}]}}",
-    .columns = is_columns, .ncolumns = 3, .prepare_create = is_prepare_create,
-    .prepare_update = is_prepare_update, .prepare_status_update = is_prepare_status_update,
-    .validate = is_validate, .computed_status_key = "dockerImageRepository",
+    .columns = is_columns,
+    .ncolumns = 3,
+    .prepare_create = is_prepare_create,
+    .prepare_update = is_prepare_update,
+    .prepare_status_update = is_prepare_status_update,
+    .validate = is_validate,
+    .computed_status_key = "dockerImageRepository",
     .computed_status = is_computed_status,
 };
 
@@ -465,14 +494,16 @@ static const char *tracked_tag(const json_t *stream, const json_t *spec_tag)
 /* UpdateTrackingTags: every spec tag following `tag` in this stream gets its newest event. */
 bool sw_imagestream_update_tracking_tags(json_t *stream, const char *tag)
 {
-    json_t *head = json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
+    json_t *head =
+        json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
     bool changed = false;
     size_t i;
     json_t *spec;
     if (!head)
         return false;
     json_t *ev = json_deep_copy(head);
-    json_array_foreach(sw_json_at(stream, "spec.tags"), i, spec) {
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, spec)
+    {
         const char *name = sw_json_str_at(spec, "name");
         const char *target = tracked_tag(stream, spec);
         if (target && name && !strcmp(target, tag) && strcmp(name, tag))
@@ -482,14 +513,14 @@ bool sw_imagestream_update_tracking_tags(json_t *stream, const char *tag)
     return changed;
 }
 
-void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_t *event,
-                              char *out, size_t n)
+void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_t *event, char *out,
+                              size_t n)
 {
     const char *ref = sw_json_str_at(event, "dockerImageReference");
     const char *image = sw_json_str_at(event, "image");
     const char *repo = sw_json_str_at(stream, "status.dockerImageRepository");
-    const char *policy = sw_json_str_at(sw_imagestream_spec_tag(stream, tag),
-                                        "referencePolicy.type");
+    const char *policy =
+        sw_json_str_at(sw_imagestream_spec_tag(stream, tag), "referencePolicy.type");
     if (sw_str_eq(policy, "Local") && repo && *repo && image && *image)
         snprintf(out, n, "%s@%s", repo, image);
     else

@@ -113,6 +113,8 @@ struct sw_kind {
     bool namespaced;
     bool has_status;      /* has a status subresource; main-resource writes keep old status */
     bool spec_generation; /* metadata.generation starts at 1 and bumps on non-metadata change */
+    const char *spec_subresource; /* spec changes only through this subresource (Namespace:
+                                   * finalize); a main-resource update keeps the old spec */
     int name_rule;        /* SW_NAME_* */
     const char *schema_text;              /* strict schema (see apiserver/schema.h) */
     const char *const *field_selectors;   /* extra selectable fields, NULL-terminated */

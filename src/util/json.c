@@ -24,8 +24,8 @@ static int check_depth(const char *data, size_t len, int max_depth)
             in_str = true;
         } else if (c == '{' || c == '[') {
             if (++depth > max_depth)
-                return sw_error_set(SW_EBADREQUEST,
-                                    "JSON nesting exceeds the maximum depth of %d", max_depth);
+                return sw_error_set(SW_EBADREQUEST, "JSON nesting exceeds the maximum depth of %d",
+                                    max_depth);
         } else if (c == '}' || c == ']') {
             depth--;
         }
@@ -46,6 +46,36 @@ int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t
                             jerr.column, jerr.text);
     *out = j;
     return 0;
+}
+
+int sw_json_depth(const json_t *v, int limit)
+{
+    const char *key;
+    json_t *child;
+    size_t i;
+    int deepest = 0;
+    if (!json_is_object(v) && !json_is_array(v))
+        return 0;
+    if (limit <= 0)
+        return 1; /* one more level than allowed: stop here */
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, key, child)
+        {
+            int d = sw_json_depth(child, limit - 1);
+            deepest = d > deepest ? d : deepest;
+            if (deepest >= limit)
+                break;
+        }
+    } else {
+        json_array_foreach(v, i, child)
+        {
+            int d = sw_json_depth(child, limit - 1);
+            deepest = d > deepest ? d : deepest;
+            if (deepest >= limit)
+                break;
+        }
+    }
+    return deepest + 1;
 }
 
 char *sw_json_dumps(const json_t *j, size_t *len_out)

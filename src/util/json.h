@@ -17,6 +17,9 @@ enum { SW_JSON_STRICT_DUPLICATES = 1 };
 /* Parses len bytes; rejects nesting deeper than max_depth before parsing. The error message
  * says where (line/column) and what. Returns 0, or SW_EBADREQUEST. */
 int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t **out);
+/* How deep containers nest in v (a scalar 0, {} or [] 1, {"a":[]} 2), counted no further than
+ * limit + 1, so the walk never recurses deeper than that whatever v holds. */
+int sw_json_depth(const json_t *v, int limit);
 /* Compact encoding, sw_malloc'd, NUL-terminated. Never NULL for a valid json_t. */
 char *sw_json_dumps(const json_t *j, size_t *len_out);
 /* Appends the compact encoding to b. */

@@ -48,8 +48,9 @@ static void test_resource_version(void **state)
     expect_json(s, "{\"metadata\":{\"resourceVersion\":\"7\"}}");
     sw_free(s);
     /* Strings that look like keys, escapes and nesting do not confuse the scanner. */
-    s = render("{\"a\":\"\\\"metadata\\\":{\",\"b\":[{\"metadata\":{}}],\"metadata\":{\"x\":\"}\"}}",
-               1, NULL, NULL);
+    s = render(
+        "{\"a\":\"\\\"metadata\\\":{\",\"b\":[{\"metadata\":{}}],\"metadata\":{\"x\":\"}\"}}", 1,
+        NULL, NULL);
     expect_json(s, "{\"a\":\"\\\"metadata\\\":{\",\"b\":[{\"metadata\":{}}],\"metadata\":{"
                    "\"resourceVersion\":\"1\",\"x\":\"}\"}}");
     sw_free(s);
@@ -70,10 +71,20 @@ static void test_status_insert_and_replace(void **state)
                    "\"tags\":[1]}}");
     sw_free(s);
     s = render("{\"metadata\":{},\"status\":{\"repo\":\"old\"}}", 3, "repo", "q\"uote");
-    expect_json(s, "{\"metadata\":{\"resourceVersion\":\"3\"},\"status\":{\"repo\":\"q\\\"uote\"}}");
+    expect_json(s,
+                "{\"metadata\":{\"resourceVersion\":\"3\"},\"status\":{\"repo\":\"q\\\"uote\"}}");
     sw_free(s);
     s = render("{\"metadata\":{},\"status\":{}}", 3, "repo", "v");
     expect_json(s, "{\"metadata\":{\"resourceVersion\":\"3\"},\"status\":{\"repo\":\"v\"}}");
+    sw_free(s);
+    /* A client's key order is kept when stored: status may come before metadata. */
+    s = render("{\"status\":{\"repo\":\"old\",\"t\":1},\"metadata\":{\"name\":\"a\"}}", 4, "repo",
+               "new");
+    expect_json(s, "{\"status\":{\"repo\":\"new\",\"t\":1},\"metadata\":{\"resourceVersion\":"
+                   "\"4\",\"name\":\"a\"}}");
+    sw_free(s);
+    s = render("{\"status\":{},\"metadata\":{}}", 5, "repo", "v");
+    expect_json(s, "{\"status\":{\"repo\":\"v\"},\"metadata\":{\"resourceVersion\":\"5\"}}");
     sw_free(s);
 }
 
