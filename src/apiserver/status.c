@@ -36,6 +36,18 @@ void sw_response_json(sw_response *resp, int status, const json_t *body)
     sw_buf_clear(&resp->body);
     sw_json_dump_buf(body, &resp->body);
     sw_buf_putc(&resp->body, '\n');
+    if (sw_buf_error(&resp->body) < 0) {
+        /* never a cut-off body under a success code: say what happened instead */
+        char msg[128];
+        snprintf(msg, sizeof(msg), "the response is larger than the server's %zu-byte limit",
+                 resp->body.limit);
+        sw_buf_clear(&resp->body);
+        json_t *st = sw_status_failure(SW_ELIMIT, msg, NULL, NULL);
+        resp->status = 500;
+        sw_json_dump_buf(st, &resp->body);
+        sw_buf_putc(&resp->body, '\n');
+        json_decref(st);
+    }
 }
 
 /* Invalid: "<Kind>.<group> \"<name>\" is invalid: <field>: <detail>" with one cause naming the

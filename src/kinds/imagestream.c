@@ -79,19 +79,28 @@ bool sw_imagestream_add_tag_event(json_t *stream, const char *tag, const json_t 
     return true;
 }
 
+bool sw_imagestream_tag_name_ok(const char *name)
+{
+    if (!name || !*name)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '.' || *p == '-') ||
+            p - name >= 128)
+            return false;
+    return true;
+}
+
 static int validate_tag(const json_t *tag, size_t idx)
 {
     const char *name = sw_json_str_at(tag, "name");
     if (!name || !*name)
         return sw_error_set(SW_EINVALID, "spec.tags[%zu].name: Required value", idx);
-    for (const char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '_' || *p == '.' || *p == '-') ||
-            p - name >= 128)
-            return sw_error_set(SW_EINVALID,
-                                "spec.tags[%zu].name: Invalid value: \"%.128s\": a tag must "
-                                "match [\\w][\\w.-]{0,127}",
-                                idx, name);
+    if (!sw_imagestream_tag_name_ok(name))
+        return sw_error_set(SW_EINVALID,
+                            "spec.tags[%zu].name: Invalid value: \"%.128s\": a tag must "
+                            "match [\\w][\\w.-]{0,127}",
+                            idx, name);
     json_t *from = json_object_get(tag, "from");
     const char *kind = sw_json_str_at(from, "kind");
     if (from && !json_is_null(from)) {

@@ -7,6 +7,8 @@
 
 extern const sw_kind sw_kind_imagestream;
 
+/* A tag name: 1-128 of [A-Za-z0-9_.-]. */
+bool sw_imagestream_tag_name_ok(const char *name);
 json_t *sw_imagestream_spec_tag(const json_t *stream, const char *tag);
 json_t *sw_imagestream_status_tag(const json_t *stream, const char *tag);
 /* Adds event (borrowed; copied when inserted) to status tag `tag`; true if the stream changed. */

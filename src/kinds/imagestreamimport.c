@@ -22,15 +22,16 @@
 #define MAX_IMAGES 1000
 #define MAX_WORKERS 8
 #define WORKER_STACK (1024 * 1024)
+#define IMPORT_DEADLINE_MS (120 * 1000) /* one ImageStreamImport starts no request after this */
 
 typedef struct import_job {
     sw_import_req req;
     sw_import_result res;
-    char *from;        /* owned copy of req.from */
-    char *to;          /* destination tag (NULL: image-only dry run) */
-    char *known;       /* the tag's current image, or NULL */
-    sw_objects *o;     /* for job_known's lookups */
-    json_t *spec;      /* the request's entry (borrowed) */
+    char *from;    /* owned copy of req.from */
+    char *to;      /* destination tag (NULL: image-only dry run) */
+    char *known;   /* the tag's current image, or NULL */
+    sw_objects *o; /* for job_known's lookups */
+    json_t *spec;  /* the request's entry (borrowed) */
 } import_job;
 
 typedef struct import_batch {
@@ -82,13 +83,14 @@ static int collect_creds(sw_objects *o, const char *ns, sw_creds **out)
         error = o->list(o, &sw_kind_secret, ns, &secrets);
     size_t i;
     json_t *s;
-    json_array_foreach(secrets, i, s) {
+    json_array_foreach(secrets, i, s)
+    {
         const char *type = sw_json_str_at(s, "type");
         const char *key = sw_str_eq(type, "kubernetes.io/dockerconfigjson") ? ".dockerconfigjson"
-                          : sw_str_eq(type, "kubernetes.io/dockercfg")       ? ".dockercfg"
-                                                                             : NULL;
-        const char *b64 = key ? json_string_value(json_object_get(json_object_get(s, "data"), key))
-                              : NULL;
+                          : sw_str_eq(type, "kubernetes.io/dockercfg")      ? ".dockercfg"
+                                                                            : NULL;
+        const char *b64 =
+            key ? json_string_value(json_object_get(json_object_get(s, "data"), key)) : NULL;
         unsigned char *raw = NULL;
         size_t len = 0;
         if (!b64 || sw_base64_decode(b64, strlen(b64), &raw, &len) < 0)
@@ -105,7 +107,8 @@ static int collect_creds(sw_objects *o, const char *ns, sw_creds **out)
 /* The image the tag points at now (items[0].image), or NULL. */
 static char *current_image(const json_t *stream, const char *tag)
 {
-    json_t *head = json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
+    json_t *head =
+        json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
     const char *id = sw_json_str_at(head, "image");
     return id && *id ? sw_strdup(id) : NULL;
 }
@@ -122,11 +125,43 @@ static bool job_known(void *payload, const char *digest)
     if (sw_str_eq(j->known, digest))
         return true;
     if (j->o->get(j->o, &sw_kind_image, NULL, j->known, &img) == 0)
-        known = sw_str_eq(json_string_value(json_object_get(
-                              sw_json_at(img, "metadata.annotations"), SW_IMPORT_INDEX_ANNOTATION)),
+        known = sw_str_eq(json_string_value(json_object_get(sw_json_at(img, "metadata.annotations"),
+                                                            SW_IMPORT_INDEX_ANNOTATION)),
                           digest);
     json_decref(img);
     return known;
+}
+
+/* The request's own fields, checked before any registry work: a request that will be refused
+ * must not fetch anything or write Images first. */
+static int check_entry(const char *field, const json_t *entry, const char *to)
+{
+    static const char *const modes[] = {"Legacy", "PreserveOriginal", NULL};
+    static const char *const refs[] = {"Source", "Local", NULL};
+    const char *mode = sw_json_str_at(entry, "importPolicy.importMode");
+    const char *ref = sw_json_str_at(entry, "referencePolicy.type");
+    bool mode_ok = !mode || !*mode, ref_ok = !ref || !*ref;
+    for (size_t i = 0; modes[i]; i++)
+        mode_ok |= sw_str_eq(mode, modes[i]);
+    for (size_t i = 0; refs[i]; i++)
+        ref_ok |= sw_str_eq(ref, refs[i]);
+    if (!mode_ok)
+        return sw_error_set(SW_EINVALID,
+                            "%s.importPolicy.importMode: Unsupported value: \"%.64s\": supported "
+                            "values: \"Legacy\", \"PreserveOriginal\"",
+                            field, mode);
+    if (!ref_ok)
+        return sw_error_set(SW_EINVALID,
+                            "%s.referencePolicy.type: Unsupported value: \"%.64s\": supported "
+                            "values: \"Source\", \"Local\"",
+                            field, ref);
+    if (to && !sw_imagestream_tag_name_ok(to))
+        return sw_error_set(
+            SW_EINVALID,
+            "%s.to.name: Invalid value: \"%.128s\": a tag name ([A-Za-z0-9_][A-Za-z0-9_.-]"
+            "{0,127})",
+            field, to);
+    return 0;
 }
 
 static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char *from,
@@ -146,11 +181,11 @@ static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char 
     j->from = sw_strdup(from);
     j->req.from = j->from;
     j->req.insecure = sw_json_bool_at(policy, "insecure");
-    j->req.preserve_original =
-        sw_str_eq(sw_json_str_at(policy, "importMode"), "PreserveOriginal");
-    j->req.prefer_arch = json_string_value(
-        json_object_get(ann, "importer.image.openshift.io/prefer-arch"));
-    j->req.prefer_os = json_string_value(json_object_get(ann, "importer.image.openshift.io/prefer-os"));
+    j->req.preserve_original = sw_str_eq(sw_json_str_at(policy, "importMode"), "PreserveOriginal");
+    j->req.prefer_arch =
+        json_string_value(json_object_get(ann, "importer.image.openshift.io/prefer-arch"));
+    j->req.prefer_os =
+        json_string_value(json_object_get(ann, "importer.image.openshift.io/prefer-os"));
     j->req.is_known = j->known ? job_known : NULL; /* nothing known: no HEAD to compare */
     j->req.known_payload = j;
     return 0;
@@ -217,10 +252,10 @@ static void set_condition(json_t *stream, const char *tag, const import_job *j, 
         st = json_pack("{s:s, s:[]}", "tag", tag, "items");
         json_array_append_new(tags, st);
     }
-    json_t *cond = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", "ImportSuccess", "status",
-                             "False", "lastTransitionTime", now, "reason",
-                             sw_error_reason(j->res.code), "message", j->res.message,
-                             "generation", (json_int_t)gen);
+    json_t *cond =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", "ImportSuccess", "status", "False",
+                  "lastTransitionTime", now, "reason", sw_error_reason(j->res.code), "message",
+                  j->res.message, "generation", (json_int_t)gen);
     json_t *old = json_array_get(json_object_get(st, "conditions"), 0);
     if (old && sw_str_eq(sw_json_str_at(old, "message"), j->res.message) &&
         sw_str_eq(sw_json_str_at(old, "reason"), sw_error_reason(j->res.code)))
@@ -278,8 +313,8 @@ static bool apply_results(sw_objects *o, json_t *stream, const import_job *jobs,
  * PreserveOriginal child), the annotation is added, or every re-import would GET again. */
 static void note_index_digest(sw_objects *o, const json_t *image)
 {
-    const char *idx = json_string_value(json_object_get(
-        sw_json_at(image, "metadata.annotations"), SW_IMPORT_INDEX_ANNOTATION));
+    const char *idx = json_string_value(
+        json_object_get(sw_json_at(image, "metadata.annotations"), SW_IMPORT_INDEX_ANNOTATION));
     const char *name = sw_json_str_at(image, "metadata.name");
     json_t *stored = NULL;
     if (!idx || !name || o->get(o, &sw_kind_image, NULL, name, &stored) < 0)
@@ -343,7 +378,8 @@ static int image_jobs(const json_t *spec, bool do_import, const json_t *stream, 
 {
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(spec, "images"), i, e) {
+    json_array_foreach(json_object_get(spec, "images"), i, e)
+    {
         const char *kind = sw_json_str_at(e, "from.kind");
         const char *from = sw_json_str_at(e, "from.name");
         const char *to = sw_json_str_at(e, "to.name");
@@ -357,7 +393,11 @@ static int image_jobs(const json_t *spec, bool do_import, const json_t *stream, 
             return sw_error_set(SW_EINVALID, "spec.images[%zu].from.name: Required value", i);
         if (!to && do_import)
             to = default_tag(from, tagbuf, sizeof(tagbuf));
-        int error = add_job(jobs, n, e, from, to, stream, o);
+        char field[40];
+        snprintf(field, sizeof(field), "spec.images[%zu]", i);
+        int error = check_entry(field, e, to);
+        if (error == 0)
+            error = add_job(jobs, n, e, from, to, stream, o);
         if (error < 0)
             return error;
     }
@@ -378,9 +418,12 @@ static int repository_jobs(const sw_kind_ctx *ctx, const sw_creds *creds, const 
     if (!sw_str_eq(sw_json_str_at(repo, "from.kind"), "DockerImage") || !from || !*from)
         return sw_error_set(SW_EINVALID, "spec.repository.from: Invalid value: must be a "
                                          "DockerImage repository");
-    int error = sw_import_list_tags(ctx->registry, creds, from,
-                                    sw_json_bool_at(repo, "importPolicy.insecure"),
-                                    MAX_REPOSITORY_TAGS, &tags, &count, &more, &nmore);
+    int error = check_entry("spec.repository", repo, NULL);
+    if (error < 0)
+        return error;
+    error = sw_import_list_tags(ctx->registry, creds, from,
+                                sw_json_bool_at(repo, "importPolicy.insecure"), MAX_REPOSITORY_TAGS,
+                                &tags, &count, &more, &nmore);
     if (error < 0) {
         json_object_set_new(repo_status, "status",
                             json_pack("{s:s, s:s, s:s, s:i}", "status", "Failure", "message",
@@ -397,7 +440,8 @@ static int repository_jobs(const sw_kind_ctx *ctx, const sw_creds *creds, const 
     for (size_t i = 0; i < nmore; i++)
         json_array_append_new(extra, json_string(more[i]));
     json_object_set_new(repo_status, "additionalTags", extra);
-    json_object_set_new(repo_status, "status", json_pack("{s:s, s:i}", "status", "Success", "code", 200));
+    json_object_set_new(repo_status, "status",
+                        json_pack("{s:s, s:i}", "status", "Success", "code", 200));
     for (size_t i = 0; i < count; i++)
         sw_free(tags[i]);
     for (size_t i = 0; i < nmore; i++)
@@ -456,9 +500,9 @@ static int check_preconditions(const json_t *isi, const json_t *stream, const ch
     const char *rv = sw_json_str_at(isi, "metadata.resourceVersion");
     const char *uid = sw_json_str_at(isi, "metadata.uid");
     if (uid && *uid && (!stream || !sw_str_eq(uid, sw_json_str_at(stream, "metadata.uid"))))
-        return sw_error_set(SW_ENOTFOUND, "imagestreams.image.openshift.io \"%s\" not found",
-                            name);
-    if (rv && *rv && (!stream || !sw_str_eq(rv, sw_json_str_at(stream, "metadata.resourceVersion"))))
+        return sw_error_set(SW_ENOTFOUND, "imagestreams.image.openshift.io \"%s\" not found", name);
+    if (rv && *rv &&
+        (!stream || !sw_str_eq(rv, sw_json_str_at(stream, "metadata.resourceVersion"))))
         return sw_error_set(SW_ECONFLICT,
                             "Operation cannot be fulfilled on imagestreams.image.openshift.io "
                             "\"%s\": the object has been modified; please apply your changes to "
@@ -497,14 +541,17 @@ int sw_imagestreamimport_run(const sw_kind_ctx *ctx, sw_objects *o, const char *
         error = repository_jobs(ctx, creds, spec, stream, o, jobs, &n, repo_status);
     if (error < 0)
         goto done;
+    int64_t deadline = sw_time_mono_ms() + IMPORT_DEADLINE_MS;
+    for (size_t i = 0; i < n; i++)
+        jobs[i].req.deadline_ms = deadline;
     import_batch batch = {.ctx = ctx, .creds = creds, .jobs = jobs, .n = n};
     run_jobs(&batch);
     if (do_import) {
         store_images(o, jobs, n);
         /* With a uid precondition (the controller's imports) a stream deleted meanwhile stays
          * deleted; otherwise an import creates the stream, as OpenShift's does. */
-        bool may_create = !sw_json_str_at(isi, "metadata.uid") ||
-                          !*sw_json_str_at(isi, "metadata.uid");
+        bool may_create =
+            !sw_json_str_at(isi, "metadata.uid") || !*sw_json_str_at(isi, "metadata.uid");
         if ((error = write_stream(o, ns, name, jobs, n, may_create, &result)) < 0)
             goto done;
     }
@@ -542,8 +589,12 @@ static const sw_virtual_ops isi_ops = {.create = isi_create};
 static const char *const isi_verbs[] = {"create", NULL};
 
 const sw_kind sw_kind_imagestreamimport = {
-    .group = "image.openshift.io", .version = "v1", .kind = "ImageStreamImport",
-    .plural = "imagestreamimports", .singular = "imagestreamimport", .namespaced = true,
+    .group = "image.openshift.io",
+    .version = "v1",
+    .kind = "ImageStreamImport",
+    .plural = "imagestreamimports",
+    .singular = "imagestreamimport",
+    .namespaced = true,
     .schema_text =
         "{\"spec\":{\"import\":\"boolean\",\"images\":[{\"from\":{\"kind\":\"string\","
         "\"name\":\"string\",\"namespace\":\"string\"},\"to\":{\"name\":\"string\"},"
@@ -553,5 +604,6 @@ const sw_kind sw_kind_imagestreamimport = {
         "\"name\":\"string\",\"namespace\":\"string\"},\"importPolicy\":{\"insecure\":\"boolean\","
         "\"scheduled\":\"boolean\",\"importMode\":\"string\"},\"referencePolicy\":{\"type\":"
         "\"string\"},\"includeManifest\":\"boolean\"}},\"status\":\"any\"}",
-    .virt = &isi_ops, .verbs = isi_verbs,
+    .virt = &isi_ops,
+    .verbs = isi_verbs,
 };

@@ -10,6 +10,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
+#include "util/time.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,21 @@ static void set_str(json_t *obj, const char *key, const char *value)
         json_object_set_new(obj, key, json_string(value));
 }
 
+/* An Image is an API object like any other: one built from a registry's config must stay
+ * small enough to store, list and send (a config blob may be 8 MiB of Env). */
+static int check_image_size(const json_t *image, const char *digest)
+{
+    size_t len = 0;
+    char *text = sw_json_dumps(image, &len);
+    sw_free(text);
+    if (len <= SW_IMPORT_MAX_IMAGE_BYTES)
+        return 0;
+    return sw_error_set(SW_ELIMIT,
+                        "%s: the image's metadata (its config: env, labels, command...) is %zu "
+                        "bytes as an Image; at most %d are kept",
+                        digest, len, SW_IMPORT_MAX_IMAGE_BYTES);
+}
+
 /* dockerImageMetadata in OpenShift's DockerImage 1.0 shape. */
 static json_t *image_metadata(const sw_manifest *m, const sw_image_config *cfg, int64_t size)
 {
@@ -45,7 +61,10 @@ static json_t *image_metadata(const sw_manifest *m, const sw_image_config *cfg, 
                            "image.openshift.io/1.0", "Id", sw_manifest_config(m)->digest, "Size",
                            (json_int_t)size);
     json_t *conf = json_object();
-    set_str(md, "Created", sw_image_config_str(cfg, "created"));
+    const char *created = sw_image_config_str(cfg, "created");
+    int64_t secs;
+    if (created && sw_time_parse(created, &secs) == 0) /* clients decode it as a metav1.Time */
+        set_str(md, "Created", created);
     set_str(md, "Architecture", sw_image_config_str(cfg, "architecture"));
     set_str(md, "Os", sw_image_config_str(cfg, "os"));
     set_str(md, "Variant", sw_image_config_str(cfg, "variant"));
@@ -78,11 +97,11 @@ static json_t *image_metadata(const sw_manifest *m, const sw_image_config *cfg, 
 
 static json_t *new_image(const char *digest, const char *pull_spec, const char *media_type)
 {
-    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:s, s:s, s:s}", "kind", "Image",
-                     "apiVersion", "image.openshift.io/v1", "metadata", "name", digest,
-                     "annotations", "image.openshift.io/dockerLayersOrder", "ascending",
-                     "dockerImageReference", pull_spec, "dockerImageMetadataVersion", "1.0",
-                     "dockerImageManifestMediaType", media_type);
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:s, s:s, s:s}", "kind", "Image", "apiVersion",
+                     "image.openshift.io/v1", "metadata", "name", digest, "annotations",
+                     "image.openshift.io/dockerLayersOrder", "ascending", "dockerImageReference",
+                     pull_spec, "dockerImageMetadataVersion", "1.0", "dockerImageManifestMediaType",
+                     media_type);
 }
 
 static void pull_spec(const sw_ref *ref, const char *digest, char *out, size_t n)
@@ -109,12 +128,21 @@ static int image_from_manifest(sw_registry *r, const sw_registry_call *c, const 
         const sw_descriptor *l = sw_manifest_layer(m, i);
         json_array_append_new(layers, json_pack("{s:s, s:I, s:s}", "name", l->digest, "size",
                                                 (json_int_t)l->size, "mediaType", l->media_type));
-        size += l->size;
+        if (__builtin_add_overflow(size, l->size, &size)) {
+            json_decref(layers);
+            error = sw_error_set(SW_EINVALID, "%s: the layer sizes add up past 2^63 bytes", digest);
+            goto done;
+        }
     }
     pull_spec(ref, digest, spec, sizeof(spec));
     *out = new_image(digest, spec, sw_manifest_media_type(m));
     json_object_set_new(*out, "dockerImageLayers", layers);
     json_object_set_new(*out, "dockerImageMetadata", image_metadata(m, cfg, size));
+    error = check_image_size(*out, digest);
+    if (error < 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
 done:
     sw_image_config_free(cfg);
     sw_free(blob);
@@ -155,6 +183,16 @@ static const sw_descriptor *pick_platform(const sw_manifest *m, const sw_import_
     return d;
 }
 
+/* SW_ETIMEOUT once the request's deadline passed (checked before each registry request that
+ * an import may repeat: a registry answering just under each timeout must not hold it for
+ * hours). */
+static int check_deadline(const sw_import_req *req)
+{
+    if (!req->deadline_ms || sw_time_mono_ms() < req->deadline_ms)
+        return 0;
+    return sw_error_set(SW_ETIMEOUT, "the import ran out of time (the registry is too slow)");
+}
+
 /* A manifest list: Legacy picks one platform, PreserveOriginal keeps everything. */
 static int import_index(sw_registry *r, const sw_registry_call *c, const sw_ref *ref,
                         const sw_manifest *m, const sw_import_req *req, sw_import_result *out)
@@ -172,16 +210,22 @@ static int import_index(sw_registry *r, const sw_registry_call *c, const sw_ref 
         }
         return error;
     }
+    if (sw_manifest_entry_count(m) > MAX_CHILDREN)
+        return sw_error_set(SW_ELIMIT,
+                            "the manifest list has %zu entries; PreserveOriginal keeps at most %d "
+                            "(import it with importMode Legacy)",
+                            sw_manifest_entry_count(m), MAX_CHILDREN);
     json_t *entries = json_array();
     out->manifests = json_array();
-    for (size_t i = 0; i < sw_manifest_entry_count(m) && i < MAX_CHILDREN && error == 0; i++) {
+    for (size_t i = 0; i < sw_manifest_entry_count(m) && error == 0; i++) {
         const sw_descriptor *d = sw_manifest_entry(m, i);
         json_t *child = NULL;
-        json_array_append_new(entries, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "digest",
-                                                 d->digest, "mediaType", d->media_type,
-                                                 "manifestSize", (json_int_t)d->size,
-                                                 "architecture", d->architecture, "os", d->os,
-                                                 "variant", d->variant));
+        if ((error = check_deadline(req)) < 0)
+            break;
+        json_array_append_new(
+            entries, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "digest", d->digest, "mediaType",
+                               d->media_type, "manifestSize", (json_int_t)d->size, "architecture",
+                               d->architecture, "os", d->os, "variant", d->variant));
         error = fetch_image(r, c, ref, d->digest, &child);
         if (error == 0)
             json_array_append_new(out->manifests, child);
@@ -201,8 +245,11 @@ void sw_import_image(sw_registry *r, const sw_creds *creds, const sw_import_req 
     size_t len = 0;
     sw_manifest *m = NULL;
     memset(out, 0, sizeof(*out));
-    int error = sw_ref_parse(req->from, &ref);
-    if (error == 0 && ref.digest[0] && req->is_known && req->is_known(req->known_payload, ref.digest)) {
+    int error = check_deadline(req);
+    if (error == 0)
+        error = sw_ref_parse(req->from, &ref);
+    if (error == 0 && ref.digest[0] && req->is_known &&
+        req->is_known(req->known_payload, ref.digest)) {
         sw_strlcpy(out->digest, ref.digest, sizeof(out->digest));
         out->unchanged = true; /* content addressed: a digest never changes */
         return;

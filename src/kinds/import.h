@@ -23,6 +23,9 @@ typedef struct sw_import_req {
      * one. NULL: nothing imported yet, so there is no HEAD: the manifest is fetched at once. */
     bool (*is_known)(void *payload, const char *digest);
     void *known_payload;
+    /* Monotonic milliseconds (sw_time_mono_ms) after which no new registry request starts;
+     * 0: none. Each request has its own timeout, so an import ends by about deadline + that. */
+    int64_t deadline_ms;
 } sw_import_req;
 
 typedef struct sw_import_result {
@@ -52,5 +55,6 @@ int sw_import_tag_cmp(const void *a, const void *b);
 /* The annotation on an Image imported through a manifest list that records the list's digest,
  * so change detection compares the index digest, never a platform digest. */
 #define SW_IMPORT_INDEX_ANNOTATION "image.slipway.dev/index-digest"
+#define SW_IMPORT_MAX_IMAGE_BYTES (1024 * 1024) /* an imported Image, encoded */
 
 #endif

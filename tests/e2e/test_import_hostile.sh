@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# test_import_hostile.sh: ImageStreamImport against a registry that sends what a hostile or
+# broken one could (tools/evilregistry.py): layer sizes that add past 2^63, a config whose
+# `created` is not a time, a config of 2 MB of Env (an Image past 1 MiB), an index of 33
+# platforms (PreserveOriginal keeps at most 32). Each becomes a failure of that one image (or an
+# image without the bad field) while the rest of the request imports, and the server stays up
+# with no sanitizer report. Requests with a bad importMode, referencePolicy or destination tag
+# are refused (422) before slipway sends the registry anything. Every process and directory is
+# removed on every exit path.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/registry.sh
+. "$SW_TESTS/lib/registry.sh"
+
+START=$(date +%s)
+sw_with_registry
+reg_start_tool evil "$SW_TESTS/e2e/tools/evilregistry.py" --log "$SW_TMP/evil.requests"
+EVIL=127.0.0.1:${REG_TOOL_PORT[evil]}
+sw_start_server --insecure-registry "$EVIL"
+
+ISIP=/apis/image.openshift.io/v1/namespaces/default/imagestreamimports
+
+# isi NAME IMPORT IMAGES-JSON: POST an ImageStreamImport; the reply in $SW_TMP/isi.json, the
+# HTTP status printed.
+isi()
+{
+    curl -sSk --max-time 200 -o "$SW_TMP/isi.json" -w '%{http_code}' -X POST \
+        -H "Authorization: Bearer $SW_TOKEN" -H 'Content-Type: application/json' "$SW_URL$ISIP" \
+        -d "{\"apiVersion\": \"image.openshift.io/v1\", \"kind\": \"ImageStreamImport\",
+            \"metadata\": {\"name\": \"$1\"}, \"spec\": {\"import\": $2, \"images\": $3}}"
+}
+
+# img I EXPR: a Python expression over status.images[I] (s) of the last reply.
+img() { sw_json "(lambda s: $2)(at('status.images.$1') or {})" <"$SW_TMP/isi.json"; }
+
+# from REPO [EXTRA FIELDS]: one spec.images entry for the evil registry's REPO:latest, tagged REPO
+# (or as EXTRA says).
+from() { printf '{"from": {"kind": "DockerImage", "name": "%s/%s:latest"}, "to": {"name": "%s"}%s}' "$EVIL" "$1" "${3:-$1}" "${2:-}"; }
+
+check_content()
+{
+    expect_eq "ISI of four images: 201" 201 \
+        "$(isi mixed true "[$(from bigsize), $(from badtime), $(from fatenv), $(from good)]")"
+    expect_eq "layer sizes past 2^63: that image fails" "Failure" "$(img 0 's["status"]["status"]')"
+    expect_match "... saying why" '9007199254740992|2\^63' "$(img 0 's["status"]["message"]')"
+    expect_eq "a config 'created' that is no time: imported" "Success" "$(img 1 's["status"]["status"]')"
+    expect_eq "... without Created" "None" \
+        "$(img 1 'str(s["image"]["dockerImageMetadata"].get("Created"))')"
+    expect_eq "a 2 MB Env: that image fails" "Failure" "$(img 2 's["status"]["status"]')"
+    expect_contains "... saying why" "at most 1048576" "$(img 2 's["status"]["message"]')"
+    expect_eq "the good one beside them: imported" "Success 2024-01-02T03:04:05Z" \
+        "$(img 3 's["status"]["status"] + " " + s["image"]["dockerImageMetadata"]["Created"]')"
+    expect_eq "... and tagged" "good" \
+        "$(kc get is mixed -o 'jsonpath={.status.tags[*].tag}' | tr ' ' '\n' | grep -x good)"
+}
+
+check_index()
+{
+    expect_eq "an index of 33 platforms, PreserveOriginal: 201" 201 \
+        "$(isi wide true "[$(from wideindex ', "importPolicy": {"importMode": "PreserveOriginal"}')]")"
+    expect_eq "... fails" "Failure" "$(img 0 's["status"]["status"]')"
+    expect_contains "... saying why" "at most 32" "$(img 0 's["status"]["message"]')"
+    expect_eq "the same index, Legacy: one platform imported" 201 "$(isi wide true "[$(from wideindex)]")"
+    expect_eq "... Success" "Success" "$(img 0 's["status"]["status"]')"
+}
+
+check_refused_early()
+{
+    local before
+    before=$(wc -l <"$SW_TMP/evil.requests")
+    expect_eq "importMode Bogus: 422" 422 \
+        "$(isi early true "[$(from good ', "importPolicy": {"importMode": "Bogus"}')]")"
+    expect_contains "... naming the field" "importMode" "$(cat "$SW_TMP/isi.json")"
+    expect_eq "referencePolicy Nope: 422" 422 \
+        "$(isi early true "[$(from good ', "referencePolicy": {"type": "Nope"}')]")"
+    expect_eq "a destination tag a/b: 422" 422 \
+        "$(isi early true "[$(from good '' 'a/b')]")"
+    expect_eq "... the registry was not asked anything" "$before" "$(wc -l <"$SW_TMP/evil.requests")"
+    expect_eq "... and no stream was made" "NotFound" \
+        "$(kc get is early -o name 2>&1 | grep -o NotFound | head -n 1)"
+}
+
+check_content
+check_index
+check_refused_early
+sw_finish
+echo "took $(($(date +%s) - START)) s"
