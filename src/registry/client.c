@@ -560,8 +560,18 @@ static void link_next(const char *link, char *out, size_t n)
     }
 }
 
+/* Whether path, query aside, is exactly this repository's tag list: an absolute-path Link
+ * could otherwise name another repository of the same host. */
+static bool own_tag_list(const reg_call *cx, const char *path)
+{
+    char want[300];
+    int n = snprintf(want, sizeof(want), "/v2/%s/tags/list", cx->repository);
+    return n > 0 && (size_t)n < sizeof(want) && strcspn(path, "?") == (size_t)n &&
+           memcmp(path, want, (size_t)n) == 0;
+}
+
 /* Turns a Link target into a path on cx's host: relative paths as they are, absolute URLs
- * only when they point at the same host. */
+ * only when they point at the same host; either must be this repository's tag list. */
 static int next_path(const reg_call *cx, const char *target, sw_buf *path)
 {
     char host[256];
@@ -580,17 +590,24 @@ static int next_path(const reg_call *cx, const char *target, sw_buf *path)
         return sw_error_set(SW_EUNSUPPORTED, "tags list of %s: next page is on another host",
                             cx->display);
     }
-    return sw_buf_error(path) < 0
-               ? sw_error_set(SW_EINVALID, "tags list of %s: Link too long", cx->display)
-               : 0;
+    if (sw_buf_error(path) < 0)
+        return sw_error_set(SW_EINVALID, "tags list of %s: Link too long", cx->display);
+    if (!own_tag_list(cx, sw_buf_cstr(path)))
+        return sw_error_set(SW_EINVALID,
+                            "tags list of %s: the next page %.200s is not this repository's tag "
+                            "list",
+                            cx->display, sw_buf_cstr(path));
+    return 0;
 }
 
 typedef struct tag_list {
     char **v;
     size_t n, cap, max;
+    json_t *seen; /* the tags of v as keys (a hash set): repeats are found in O(1) */
 } tag_list;
 
-/* Appends the valid tags of one page (invalid names are skipped), stopping at tl->max. */
+/* Appends the valid tags of one page not listed yet (invalid names and repeats of earlier
+ * tags are skipped), stopping at tl->max. */
 static int add_page(const reg_call *cx, const reg_resp *resp, tag_list *tl)
 {
     json_t *root = NULL;
@@ -611,22 +628,27 @@ static int add_page(const reg_call *cx, const reg_resp *resp, tag_list *tl)
         const char *s = json_string_value(t);
         if (tl->n >= tl->max)
             break;
-        if (!s || !sw_ref_tag_valid(s))
+        if (!s || !sw_ref_tag_valid(s) || json_object_get(tl->seen, s))
             continue;
         if (tl->n == tl->cap) {
             tl->cap = tl->cap ? tl->cap * 2 : 16;
             tl->v = sw_realloc(tl->v, tl->cap * sizeof(char *));
         }
         tl->v[tl->n++] = sw_strdup(s);
+        json_object_set_new_nocheck(tl->seen, s, json_null());
     }
     json_decref(root);
     return 0;
 }
 
+/* Follows the Link pages of the tag list; a next page already fetched is an error, so pages
+ * looping A -> B -> A end at once instead of at TAGS_MAX_PAGES. A page linking to itself
+ * simply ends the list. */
 static int list_tags_cx(reg_call *cx, const sw_ref *repo, tag_list *tl)
 {
     char what[WHAT_MAX], next[2048];
     sw_buf path = SW_BUF_INIT(4096);
+    json_t *visited = json_object(); /* the paths fetched, as keys */
     reg_resp resp;
     sw_registry__resp_init(&resp);
     int error = 0;
@@ -634,6 +656,7 @@ static int list_tags_cx(reg_call *cx, const sw_ref *repo, tag_list *tl)
     size_t page = tl->max < TAGS_PAGE_SIZE ? tl->max : TAGS_PAGE_SIZE;
     sw_buf_printf(&path, "/v2/%s/tags/list?n=%zu", repo->repository, page ? page : 1);
     for (int pages = 0; pages < TAGS_MAX_PAGES && tl->n < tl->max; pages++) {
+        json_object_set_new_nocheck(visited, sw_buf_cstr(&path), json_null());
         error = exec(cx, "GET", sw_buf_cstr(&path), "application/json", TAGS_PAGE_MAX_BYTES, &resp);
         if (error < 0)
             break;
@@ -646,9 +669,15 @@ static int list_tags_cx(reg_call *cx, const sw_ref *repo, tag_list *tl)
         if (error < 0 || !next[0] || strcmp(next, sw_buf_cstr(&path)) == 0)
             break;
         error = next_path(cx, next, &path);
+        if (error == 0 && json_object_get(visited, sw_buf_cstr(&path)))
+            error = sw_error_set(SW_EINVALID,
+                                 "tags list of %s: the registry's tag list pages loop back to "
+                                 "%.200s",
+                                 cx->display, sw_buf_cstr(&path));
         if (error < 0)
             break;
     }
+    json_decref(visited);
     sw_buf_dispose(&path);
     sw_registry__resp_dispose(&resp);
     return error;
@@ -658,13 +687,14 @@ int sw_registry_list_tags(sw_registry *r, const sw_registry_call *c, const sw_re
                           char ***tags, size_t *count)
 {
     reg_call cx;
-    tag_list tl = {.max = max};
+    tag_list tl = {.max = max, .seen = json_object()};
     int error = call_init(r, c, repo, &cx);
     if (error == 0 && (!tags || !count))
         error = sw_error_set(SW_EINVALID, "list_tags: no output");
     if (error == 0)
         error = list_tags_cx(&cx, repo, &tl);
     call_dispose(&cx);
+    json_decref(tl.seen);
     if (error < 0) {
         sw_registry_tags_free(tl.v, tl.n);
         return error;

@@ -68,9 +68,11 @@ int sw_registry_get_manifest(sw_registry *r, const sw_registry_call *c, const sw
 int sw_registry_get_blob(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
                          const char *digest, size_t max, char **body, size_t *len);
 
-/* The repository's tags, following Link: <...>; rel="next" pages (n= and last=). Stops after
- * max tags (the list is then a prefix of the registry's order). *tags is an sw_malloc'd array
- * of sw_malloc'd strings: free with sw_registry_tags_free(). */
+/* The repository's tags, following Link: <...>; rel="next" pages (n= and last=), each tag once
+ * (where it first appears). Stops after max tags (the list is then a prefix of the registry's
+ * order). SW_EINVALID when a next page was already fetched or is not this repository's
+ * /v2/<repository>/tags/list. *tags is an sw_malloc'd array of sw_malloc'd strings: free with
+ * sw_registry_tags_free(). */
 int sw_registry_list_tags(sw_registry *r, const sw_registry_call *c, const sw_ref *repo, size_t max,
                           char ***tags, size_t *count);
 void sw_registry_tags_free(char **tags, size_t count);

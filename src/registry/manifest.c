@@ -15,6 +15,7 @@
 
 #define MANIFEST_JSON_DEPTH 32
 #define CONFIG_LIST_MAX 10000 /* entries of Env, Cmd, Labels, diff_ids ... */
+#define DESCRIPTOR_SIZE_MAX ((json_int_t)1 << 53)
 
 struct sw_manifest {
     sw_manifest_kind kind;
@@ -117,6 +118,12 @@ static int parse_descriptor(json_t *j, sw_descriptor *d, const char *where, bool
     json_t *size = json_object_get(j, "size");
     if (!json_is_integer(size) || json_integer_value(size) < 0)
         return sw_error_set(SW_EINVALID, "manifest %s: size missing or negative", where);
+    /* 2^53 is the largest integer JSON clients keep exactly; it also keeps the sum of the
+     * sizes of SW_MANIFEST_MAX_ENTRIES descriptors far from overflowing an int64_t. */
+    if (json_integer_value(size) > DESCRIPTOR_SIZE_MAX)
+        return sw_error_set(SW_EINVALID, "manifest %s: size %lld is larger than %lld bytes (2^53)",
+                            where, (long long)json_integer_value(size),
+                            (long long)DESCRIPTOR_SIZE_MAX);
     d->size = json_integer_value(size);
     int error = copy_str(d->media_type, sizeof(d->media_type), json_object_get(j, "mediaType"),
                          where, "mediaType");

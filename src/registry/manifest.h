@@ -33,7 +33,7 @@ typedef enum sw_manifest_kind {
 typedef struct sw_descriptor {
     char media_type[128]; /* "" if the manifest omitted it */
     char digest[80];      /* always a valid sha256 digest */
-    int64_t size;         /* >= 0 */
+    int64_t size;         /* 0 .. 2^53 */
     char os[32];          /* index entries: platform.os, "" when absent */
     char architecture[32];
     char variant[32];

@@ -2,8 +2,8 @@
  * 127.0.0.1): plain-http fallback of insecure hosts, Accept list, digest verification, size
  * caps, 404/403, 429 with Retry-After (a stop request ends the wait), 5xx retries, timeouts,
  * bearer tokens (cache, basic credentials to the token server), basic auth, secrets kept out of
- * messages, Link paging, blob redirects and the per-host concurrency limit. The real registry:
- * test_live.c. */
+ * messages, Link paging (loops, duplicate tags, other repositories), blob redirects and the
+ * per-host concurrency limit. The real registry: test_live.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -181,6 +181,43 @@ static enum MHD_Result serve_tags(struct MHD_Connection *c)
     return reply_str(c, 200, "{\"tags\":[\"e\"]}", NULL);
 }
 
+/* /v2/loop/app: the first page links to page B (an absolute URL), B to C and C back to B. */
+static enum MHD_Result serve_tags_loop(struct MHD_Connection *c)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "last");
+    char link[160];
+    if (!last || strcmp(last, "a") == 0) {
+        snprintf(link, sizeof(link), "<http://%s/v2/loop/app/tags/list?last=b>; rel=\"next\"",
+                 F.host);
+        const char *h[] = {"Link", link, NULL};
+        return reply_str(c, 200, "{\"tags\":[\"a\"]}", h);
+    }
+    const char *h[] = {"Link", "</v2/loop/app/tags/list?last=a>; rel=\"next\"", NULL};
+    return reply_str(c, 200, "{\"tags\":[\"b\"]}", h);
+}
+
+/* /v2/dup/app: three pages repeating tags of earlier pages (and within a page). */
+static enum MHD_Result serve_tags_dup(struct MHD_Connection *c)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "last");
+    if (!last) {
+        const char *h[] = {"Link", "</v2/dup/app/tags/list?last=b>; rel=\"next\"", NULL};
+        return reply_str(c, 200, "{\"tags\":[\"a\",\"b\",\"a\"]}", h);
+    }
+    if (strcmp(last, "b") == 0) {
+        const char *h[] = {"Link", "</v2/dup/app/tags/list?last=c>; rel=\"next\"", NULL};
+        return reply_str(c, 200, "{\"tags\":[\"b\",\"c\",\"a\"]}", h);
+    }
+    return reply_str(c, 200, "{\"tags\":[\"d\",\"c\",\"e\"]}", NULL);
+}
+
+/* /v2/other/app: the next page is the tag list of another repository on the same host. */
+static enum MHD_Result serve_tags_other(struct MHD_Connection *c)
+{
+    const char *h[] = {"Link", "</v2/plain/app/tags/list?n=2&last=b>; rel=\"next\"", NULL};
+    return reply_str(c, 200, "{\"tags\":[\"x\"]}", h);
+}
+
 static enum MHD_Result route_more(struct MHD_Connection *c, const char *url, int hit)
 {
     if (starts(url, "/v2/limited/app/manifests/")) {
@@ -206,6 +243,12 @@ static enum MHD_Result route_more(struct MHD_Connection *c, const char *url, int
     }
     if (strcmp(url, "/v2/plain/app/tags/list") == 0)
         return serve_tags(c);
+    if (strcmp(url, "/v2/loop/app/tags/list") == 0)
+        return serve_tags_loop(c);
+    if (strcmp(url, "/v2/dup/app/tags/list") == 0)
+        return serve_tags_dup(c);
+    if (strcmp(url, "/v2/other/app/tags/list") == 0)
+        return serve_tags_other(c);
     if (starts(url, "/v2/redir/app/blobs/")) {
         char loc[256];
         /* Another host name for the same server: curl must drop the credentials. */
@@ -628,6 +671,53 @@ static void test_client__tags_paging(void **state)
     assert_int_equal(sw_registry_list_tags(r, &insecure, &ref, 3, &tags, &n), SW_ENOTFOUND);
 }
 
+/* Pages B -> C -> B: refused before fetching B again, not after the page cap. */
+static void test_client__tags_loop(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref ref = ref_of("loop/app");
+    char **tags = NULL;
+    size_t n = 0;
+    assert_int_equal(sw_registry_list_tags(r, &insecure, &ref, 100000, &tags, &n), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "the registry's tag list pages loop back to"));
+    assert_non_null(strstr(sw_error_msg(), "/v2/loop/app/tags/list?last=b"));
+    assert_int_equal(atomic_load(&F.hits), 3);
+    assert_null(tags);
+}
+
+/* A tag repeated on a later page (or within one) is listed once, where it first appeared. */
+static void test_client__tags_dedup(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref ref = ref_of("dup/app");
+    char **tags = NULL;
+    size_t n = 0;
+    if (sw_registry_list_tags(r, &insecure, &ref, 100, &tags, &n) != 0)
+        fail_msg("tags: %s", sw_error_msg());
+    const char *want[] = {"a", "b", "c", "d", "e"};
+    assert_int_equal(n, 5);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(tags[i], want[i]);
+    sw_registry_tags_free(tags, n);
+    /* max counts distinct tags. */
+    assert_int_equal(sw_registry_list_tags(r, &insecure, &ref, 4, &tags, &n), 0);
+    assert_int_equal(n, 4);
+    assert_string_equal(tags[3], "d");
+    sw_registry_tags_free(tags, n);
+}
+
+/* A Link to another repository's tag list on the same host is refused, not followed. */
+static void test_client__tags_other_repository(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref ref = ref_of("other/app");
+    char **tags = NULL;
+    size_t n = 0;
+    assert_int_equal(sw_registry_list_tags(r, &insecure, &ref, 100, &tags, &n), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "/v2/plain/app/tags/list"));
+    assert_int_equal(atomic_load(&F.hits), 1);
+}
+
 static void test_client__blob_redirect(void **state)
 {
     sw_registry *r = *state;
@@ -712,6 +802,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client__bearer_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__basic_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__tags_paging, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client__tags_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client__tags_dedup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client__tags_other_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__blob_redirect, setup, teardown),
         cmocka_unit_test(test_client__concurrency_limit),
         cmocka_unit_test_setup_teardown(test_client__bad_arguments, setup, teardown),

@@ -239,6 +239,31 @@ static void test_manifest__bounds(void **state)
     sw_buf_dispose(&b);
 }
 
+/* Sizes above 2^53 are refused: summing up to SW_MANIFEST_MAX_ENTRIES of them cannot
+ * overflow an int64_t, and JSON clients keep every size up to 2^53 exact. */
+static void test_manifest__size_limit(void **state)
+{
+    const char *at_limit = "{\"schemaVersion\":2,\"config\":{\"digest\":\"" DA "\","
+                           "\"size\":9007199254740992},\"layers\":[]}";
+    sw_manifest *m = parse_ok(SW_MEDIA_OCI_MANIFEST, at_limit);
+    assert_int_equal(sw_manifest_config(m)->size, 9007199254740992LL);
+    sw_manifest_free(m);
+    parse_bad(SW_MEDIA_OCI_MANIFEST,
+              "{\"schemaVersion\":2,\"config\":{\"digest\":\"" DA "\","
+              "\"size\":9007199254740993},\"layers\":[]}",
+              SW_EINVALID,
+              "manifest config: size 9007199254740993 is larger than 9007199254740992 bytes");
+    parse_bad(SW_MEDIA_OCI_MANIFEST,
+              "{\"schemaVersion\":2,\"config\":{\"digest\":\"" DA "\",\"size\":1},"
+              "\"layers\":[{\"digest\":\"" DB "\",\"size\":9223372036854775807},"
+              "{\"digest\":\"" DB "\",\"size\":9223372036854775807}]}",
+              SW_EINVALID, "manifest layers[0]: size 9223372036854775807");
+    parse_bad(SW_MEDIA_OCI_INDEX,
+              "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"" DA "\",\"size\":1},"
+              "{\"digest\":\"" DB "\",\"size\":9007199254740993}]}",
+              SW_EINVALID, "manifest manifests[1]: size");
+}
+
 static const char config_blob[] =
     "{\"architecture\":\"arm64\",\"os\":\"linux\",\"variant\":\"v8\","
     "\"created\":\"2024-01-02T03:04:05Z\",\"author\":\"me\","
@@ -321,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_manifest__by_shape),
         cmocka_unit_test(test_manifest__rejects),
         cmocka_unit_test(test_manifest__bounds),
+        cmocka_unit_test(test_manifest__size_limit),
         cmocka_unit_test(test_manifest__config),
         cmocka_unit_test(test_manifest__config_rejects),
     };
