@@ -16,7 +16,8 @@
 
 int sw_cmd_controllers(int argc, char **argv)
 {
-    const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "";
+    const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "",
+               *max_builds = "0";
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
          "Minimum time between two scheduled imports of a tag (default 900).", NULL},
@@ -24,6 +25,9 @@ int sw_cmd_controllers(int argc, char **argv)
          "Global cap on scheduled imports (default 60).", NULL},
         {"insecure-registry", 0, SW_CLI_STRING, &insecure, "HOST:PORT[,HOST:PORT...]",
          "Registries builders reach over plain HTTP or without TLS verification.", NULL},
+        {"max-running-builds", 0, SW_CLI_STRING, &max_builds, "N",
+         "Builders running at once (default 2 per CPU, at least 4); further builds wait in New.",
+         NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},
     };
@@ -36,13 +40,14 @@ int sw_cmd_controllers(int argc, char **argv)
         sizeof(flags) / sizeof(flags[0])};
     sw_cli cli;
     int code = 0;
-    int64_t iv, pm, v;
+    int64_t iv, pm, v, mb;
     if (sw_cli_start(&cli, &cmd, argc, argv, &code))
         return code;
     if (sw_str_to_i64(interval, &iv) < 0 || iv < 1 || sw_str_to_i64(per_minute, &pm) < 0 ||
-        pm < 1 || sw_str_to_i64(verbosity, &v) < 0) {
-        sw_error_set(SW_EINVALID, "--scheduled-import-interval, --max-scheduled-imports-per-minute "
-                                  "and --v take positive numbers");
+        pm < 1 || sw_str_to_i64(verbosity, &v) < 0 || sw_str_to_i64(max_builds, &mb) < 0 ||
+        mb < 0 || mb > 10000) {
+        sw_error_set(SW_EINVALID, "--scheduled-import-interval, --max-scheduled-imports-per-minute, "
+                                  "--max-running-builds and --v take positive numbers");
         return sw_cli_usage_error(&cli);
     }
     sw_log_set_verbosity((int)v);
@@ -72,7 +77,7 @@ int sw_cmd_controllers(int argc, char **argv)
     sw_controllers_opts o = {.kubeconfig = kc,
                              .import = {.scheduled_interval_s = (int)iv,
                                         .max_scheduled_per_minute = (int)pm},
-                             .build = {.insecure_registries = list}};
+                             .build = {.insecure_registries = list, .max_running = (int)mb}};
     int error = sw_controllers_start(&c, &o);
     if (error == 0) {
         int sig;

@@ -95,8 +95,9 @@ static int read_dockerfile(nb_opts *o)
     if (!f)
         return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", o->dockerfile_file,
                             strerror(errno));
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sw_buf_put(&b, chunk, n);
+    /* stop at the cap: /dev/zero or an endless stdin must not read forever */
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && sw_buf_put(&b, chunk, n) == 0)
+        ;
     int error = ferror(f) ? sw_error_set(SW_ERROR, "cannot read %s", o->dockerfile_file) : 0;
     if (!in)
         fclose(f);

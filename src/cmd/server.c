@@ -44,6 +44,7 @@ typedef struct server_flags {
     int64_t registry_conns;
     int64_t scheduled_interval;
     int64_t scheduled_per_minute;
+    int64_t max_running_builds; /* 0: the build controller's default */
 } server_flags;
 
 static void usage(FILE *f)
@@ -73,6 +74,8 @@ static void usage(FILE *f)
         "  --scheduled-import-interval SECONDS  minimum time between two scheduled imports of a\n"
         "                              tag (default 900, OpenShift's default)\n"
         "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
+        "  --max-running-builds N      builders running at once (default 2 per CPU, at least 4);\n"
+        "                              further builds wait in New\n"
         "  --no-controllers            serve the API only (run `slipway controllers` elsewhere)\n"
         "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without "
         "fsync\n"
@@ -129,6 +132,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             if (sw_str_to_i64(v, &f->scheduled_per_minute) < 0 || f->scheduled_per_minute < 1)
                 return sw_error_set(SW_EINVALID,
                                     "--max-scheduled-imports-per-minute: expected a count");
+        } else if ((v = flag_value(argc, argv, &i, "--max-running-builds"))) {
+            if (sw_str_to_i64(v, &f->max_running_builds) < 0 || f->max_running_builds < 1 ||
+                f->max_running_builds > 10000)
+                return sw_error_set(SW_EINVALID, "--max-running-builds: expected 1 to 10000");
         } else if (!strcmp(argv[i], "--plain-http")) {
             f->plain_http = true;
         } else if ((v = flag_value(argc, argv, &i, "--data-dir"))) {
@@ -287,7 +294,8 @@ static int run(server_flags *f)
             .kubeconfig = kcpath,
             .import = {.scheduled_interval_s = (int)f->scheduled_interval,
                        .max_scheduled_per_minute = (int)f->scheduled_per_minute},
-            .build = {.insecure_registries = f->insecure}};
+            .build = {.insecure_registries = f->insecure,
+                      .max_running = (int)f->max_running_builds}};
         if ((error = sw_controllers_start(&ctrl, &co)) < 0)
             goto done;
     }

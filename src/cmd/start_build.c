@@ -42,28 +42,13 @@ typedef struct start_opts {
 
 /* ---- arguments ---- */
 
-/* Kubernetes' IsEnvVarName: [-._a-zA-Z][-._a-zA-Z0-9]*. */
-static bool env_name_ok(const char *s, size_t len)
-{
-    if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '.' || c == '_';
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
 /* NAME=VALUE pairs of flag into a new [{name, value}] list (*out), or SW_EINVALID. */
 static int parse_pairs(const char *flag, const sw_cli_strings *in, json_t **out)
 {
     *out = json_array();
     for (size_t i = 0; i < in->n; i++) {
         const char *kv = in->items[i], *eq = strchr(kv, '=');
-        if (!eq || !env_name_ok(kv, (size_t)(eq - kv))) {
+        if (!eq || !sw_build_env_name_ok(kv, (size_t)(eq - kv))) {
             json_decref(*out);
             *out = NULL;
             return sw_error_set(
@@ -410,7 +395,8 @@ static int open_source(const start_opts *o, int *fd, const char **what, const ch
     }
     *what = o->from_file ? "file" : "archive";
     *path = o->from_file ? o->from_file : o->from_archive;
-    *fd = open(*path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then refuses it) */
+    *fd = open(*path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (*fd < 0)
         return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", *path, strerror(errno));
     if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -15,9 +15,11 @@
 #include "util/str.h"
 #include "util/time.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const sw_resource sw_build__res_builds = {"build.openshift.io", "v1", "builds", true};
 const sw_resource sw_build__res_configs = {"build.openshift.io", "v1", "buildconfigs", true};
@@ -147,6 +149,13 @@ sw_build__runner *sw_build__runner_reserve(sw_build_controller *ctl, const json_
         r = NULL; /* already ours */
         goto done;
     }
+    if (ctl->nrunners >= ctl->max_running) {
+        /* the host's cap: stays New; runner_done requeues its config when one ends */
+        char key[sizeof(r->queue_key)];
+        sw_build__queue_key(build, key, sizeof(key));
+        json_object_set_new(ctl->deferred, key, json_true());
+        goto done;
+    }
     r = sw_calloc(1, sizeof(*r));
     r->ctl = ctl;
     sw_strlcpy(r->ns, ns, sizeof(r->ns));
@@ -180,8 +189,15 @@ void sw_build__runner_done(sw_build_controller *ctl, sw_build__runner *r)
     sw_free(r);
     pthread_mutex_lock(&ctl->mu);
     ctl->nrunners--;
+    json_t *waiting = ctl->deferred;
+    ctl->deferred = json_object();
     pthread_cond_broadcast(&ctl->cond);
     pthread_mutex_unlock(&ctl->mu);
+    const char *key;
+    json_t *v;
+    json_object_foreach(waiting, key, v) /* a slot is free: their builds may start now */
+        sw_workqueue_add(ctl->queue, key);
+    json_decref(waiting);
 }
 
 static bool owned(sw_build_controller *ctl, const json_t *build)
@@ -582,7 +598,7 @@ static int launch(sw_build_controller *ctl, const json_t *build, const plan *p)
     int64_t deadline = 604800;
     if (sw_json_int_at(pending, "spec.completionDeadlineSeconds", &deadline) && deadline <= 0)
         deadline = 604800;
-    r->deadline_ms = deadline * 1000;
+    r->deadline_ms = deadline > INT64_MAX / 1000 ? INT64_MAX / 1000 * 1000 : deadline * 1000;
     sw_build__transition t = {
         .phase = "Running", .start = true, .start_us = r->start_us, .only_active = true};
     sw_build__transition_apply(ctl, pending, &t, &running);
@@ -1214,6 +1230,9 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
         o = *opts;
     ctl->client = c;
     ctl->workers_n = o.workers > 0 ? o.workers : 2;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ctl->max_running = o.max_running > 0 ? o.max_running : cpus > 2 ? (int)(2 * cpus) : 4;
+    ctl->deferred = json_object();
     ctl->grace_ms = o.kill_grace_ms > 0 ? o.kill_grace_ms : 10000;
     if (o.kill_grace_ms <= 0 && grace && sw_str_to_i64(grace, &g) == 0 && g > 0 && g < 3600000)
         ctl->grace_ms = (int)g;
@@ -1281,6 +1300,7 @@ void sw_build_controller_free(sw_build_controller *ctl)
     sw_informer_free(ctl->configs);
     sw_informer_free(ctl->streams);
     sw_workqueue_free(ctl->queue);
+    json_decref(ctl->deferred);
     if (ctl->own_strategy && ctl->strategy && ctl->strategy->free)
         ctl->strategy->free(ctl->strategy->self);
     for (size_t i = 0; ctl->insecure && ctl->insecure[i]; i++)

@@ -64,6 +64,8 @@ typedef struct sw_build_controller_opts {
     const char *const *insecure_registries; /* passed to every builder; NULL-terminated or NULL */
     int kill_grace_ms; /* SIGTERM → SIGKILL delay; 0: $SW_BUILD_KILL_GRACE_MS, else 10000 */
     sw_build_strategy *strategy; /* NULL: the process strategy (owned by the controller) */
+    int max_running; /* builders running at once, all builds together; 0: 2 per CPU, at least 4.
+                      * Builds past it stay New until one ends. */
 } sw_build_controller_opts;
 
 /* c must outlive the controller; what is needed of kc (server URL, CA) is copied. */

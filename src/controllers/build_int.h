@@ -44,6 +44,8 @@ struct sw_build_controller {
     pthread_cond_t cond;
     sw_build__runner *runners;
     int nrunners; /* reserved runners not yet done (unlinked ones included) */
+    int max_running;
+    json_t *deferred; /* queue keys of builds refused for max_running (an object as a set) */
     bool stopping;
 };
 

@@ -8,14 +8,17 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/log.h"
 #include "util/str.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +89,11 @@ static void arg(spawn_args *a, const char *s)
 static int prepare(proc_strategy *ps, proc_run *r, const json_t *build, const char *token,
                    const sw_build_env *env, spawn_args *a)
 {
-    int error = write_private(r->dir, "token", token, strlen(token), a->token, sizeof(a->token));
+    char owner[32], path[PATH_MAX];
+    int n = snprintf(owner, sizeof(owner), "%ld\n", (long)getpid());
+    int error = write_private(r->dir, "owner", owner, (size_t)n, path, sizeof(path));
+    if (error == 0)
+        error = write_private(r->dir, "token", token, strlen(token), a->token, sizeof(a->token));
     if (error == 0 && env->ca_pem && env->ca_len)
         error = write_private(r->dir, "ca.pem", env->ca_pem, env->ca_len, a->ca, sizeof(a->ca));
     if (error == 0 && env->push_auth)
@@ -189,6 +196,9 @@ static int proc_start(void *self, const json_t *build, const char *token, const 
     }
     if ((error = spawn(r, a, p[1])) < 0)
         goto done;
+    char pid[32], path[PATH_MAX];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)r->pid);
+    write_private(r->dir, "builder", pid, (size_t)n, path, sizeof(path)); /* for sweep_orphans */
     r->fd = p[0];
     p[0] = -1;
     fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) | O_NONBLOCK);
@@ -302,6 +312,67 @@ static void proc_free(void *self)
     sw_free(ps);
 }
 
+/* The pid in dir/name, or 0. */
+static long read_pid(const char *dir, const char *name)
+{
+    char path[PATH_MAX], text[32] = "";
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    int64_t v = 0;
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    text[strcspn(text, "\n")] = '\0';
+    return sw_str_to_i64(text, &v) == 0 && v > 1 && v < INT32_MAX ? (long)v : 0;
+}
+
+/* Whether process pid runs with dir in its command line (its --token-file): the pid of a
+ * builder long gone may have been reused by anything else. */
+static bool runs_in(long pid, const char *dir)
+{
+    char path[64], cmd[8192];
+    snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return false;
+    for (ssize_t i = 0; i < n; i++)
+        cmd[i] = cmd[i] ? cmd[i] : ' ';
+    cmd[n] = '\0';
+    return strstr(cmd, dir) != NULL;
+}
+
+/* A server that was killed (or crashed) leaves its builders running, re-parented to init, and
+ * their directories with tokens and push credentials behind. At start, every
+ * slipway-build-* directory in tmp whose owner process is gone is cleaned up: its builder
+ * (checked by command line) is killed with its process group, and the directory removed.
+ * Directories of a running server (another data dir on the same host) are left alone. */
+static void sweep_orphans(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char dir[PATH_MAX];
+        if (!sw_str_prefix(e->d_name, "slipway-build-"))
+            continue;
+        snprintf(dir, sizeof(dir), "%s/%s", tmp, e->d_name);
+        long owner = read_pid(dir, "owner"), builder = read_pid(dir, "builder");
+        if (!owner || owner == (long)getpid() || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+            continue;
+        if (builder && runs_in(builder, dir))
+            kill(-(pid_t)builder, SIGKILL);
+        sw_log(SW_LOG_INFO, "removed %s, left by a server (pid %ld) that is gone", dir, owner);
+        sw_path_remove_tree(dir);
+    }
+    if (d)
+        closedir(d);
+}
+
 int sw_build_process_strategy_new(sw_build_strategy **out, const sw_build_process_opts *opts)
 {
     proc_strategy *ps = sw_calloc(1, sizeof(*ps));
@@ -317,6 +388,7 @@ int sw_build_process_strategy_new(sw_build_strategy **out, const sw_build_proces
     }
     ps->bin = sw_strdup(bin);
     ps->tmp_dir = sw_strdup(tmp);
+    sweep_orphans(tmp);
     ps->base.version = SW_BUILD_STRATEGY_VERSION;
     ps->base.self = ps;
     ps->base.start = proc_start;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define IMPORT_BATCH 1000 /* images per ImageStreamImport (its own cap) */
+
 typedef struct schedule {
     char *key;
     int64_t due_ms;
@@ -49,7 +51,8 @@ static const json_t *status_tag(const json_t *stream, const char *name)
 {
     size_t i;
     json_t *st;
-    json_array_foreach(sw_json_at(stream, "status.tags"), i, st) {
+    json_array_foreach(sw_json_at(stream, "status.tags"), i, st)
+    {
         if (sw_str_eq(sw_json_str_at(st, "tag"), name))
             return st;
     }
@@ -65,7 +68,8 @@ static int64_t observed_generation(const json_t *stream, const char *tag)
     json_t *c;
     if (sw_json_int_at(json_array_get(json_object_get(st, "items"), 0), "generation", &g))
         obs = g;
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+    json_array_foreach(json_object_get(st, "conditions"), i, c)
+    {
         if (sw_str_eq(sw_json_str_at(c, "type"), "ImportSuccess") &&
             sw_json_int_at(c, "generation", &g) && g > obs)
             obs = g;
@@ -78,7 +82,8 @@ json_t *sw_import_pending_tags(const json_t *stream)
     json_t *out = json_array();
     size_t i;
     json_t *t;
-    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t) {
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t)
+    {
         int64_t gen = 0;
         const char *name = sw_json_str_at(t, "name");
         if (name && importable(t) && sw_json_int_at(t, "generation", &gen) &&
@@ -92,7 +97,8 @@ static bool has_scheduled(const json_t *stream)
 {
     size_t i;
     json_t *t;
-    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t) {
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t)
+    {
         if (importable(t) && sw_json_bool_at(t, "importPolicy.scheduled"))
             return true;
     }
@@ -106,15 +112,17 @@ static json_t *isi_for(const json_t *stream, const json_t *tags)
     json_t *images = json_array();
     size_t i;
     json_t *name;
-    json_array_foreach(tags, i, name) {
+    json_array_foreach(tags, i, name)
+    {
         size_t j;
         json_t *t;
-        json_array_foreach(sw_json_at(stream, "spec.tags"), j, t) {
+        json_array_foreach(sw_json_at(stream, "spec.tags"), j, t)
+        {
             if (!sw_str_eq(sw_json_str_at(t, "name"), json_string_value(name)))
                 continue;
-            json_t *e = json_pack("{s:{s:s, s:s}, s:{s:s}}", "from", "kind", "DockerImage",
-                                  "name", sw_json_str_at(t, "from.name"), "to", "name",
-                                  json_string_value(name));
+            json_t *e =
+                json_pack("{s:{s:s, s:s}, s:{s:s}}", "from", "kind", "DockerImage", "name",
+                          sw_json_str_at(t, "from.name"), "to", "name", json_string_value(name));
             if (json_object_get(t, "importPolicy"))
                 json_object_set(e, "importPolicy", json_object_get(t, "importPolicy"));
             if (json_object_get(t, "referencePolicy"))
@@ -122,12 +130,11 @@ static json_t *isi_for(const json_t *stream, const json_t *tags)
             json_array_append_new(images, e);
         }
     }
-    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:b, s:o}}", "apiVersion",
-                     "image.openshift.io/v1", "kind", "ImageStreamImport", "metadata", "name",
-                     sw_json_str_at(stream, "metadata.name"), "namespace",
-                     sw_json_str_at(stream, "metadata.namespace"), "uid",
-                     sw_json_str_at(stream, "metadata.uid") ?: "", "spec", "import", 1,
-                     "images", images);
+    return json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:b, s:o}}", "apiVersion", "image.openshift.io/v1",
+        "kind", "ImageStreamImport", "metadata", "name", sw_json_str_at(stream, "metadata.name"),
+        "namespace", sw_json_str_at(stream, "metadata.namespace"), "uid",
+        sw_json_str_at(stream, "metadata.uid") ?: "", "spec", "import", 1, "images", images);
 }
 
 /* A Warning Event on the stream for a failed tag (only when the failure is new). */
@@ -147,12 +154,12 @@ static void record_failure(sw_import_controller *ic, const json_t *stream, const
         "{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:{s:s}, s:s, "
         "s:s, s:i}",
         "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", ns,
-        "involvedObject", "apiVersion", "image.openshift.io/v1", "kind", "ImageStream",
-        "namespace", ns, "name", sw_json_str_at(stream, "metadata.name"), "uid",
+        "involvedObject", "apiVersion", "image.openshift.io/v1", "kind", "ImageStream", "namespace",
+        ns, "name", sw_json_str_at(stream, "metadata.name"), "uid",
         sw_json_str_at(stream, "metadata.uid") ?: "", "reason",
-        reason && *reason ? reason : "ImportFailed", "message", text, "type", "Warning",
-        "source", "component", "slipway-import-controller", "firstTimestamp", now,
-        "lastTimestamp", now, "count", 1);
+        reason && *reason ? reason : "ImportFailed", "message", text, "type", "Warning", "source",
+        "component", "slipway-import-controller", "firstTimestamp", now, "lastTimestamp", now,
+        "count", 1);
     if (sw_client_create(ic->client, &sw_res_events, ns, ev, NULL) < 0)
         sw_log(SW_LOG_WARN, "cannot record an event for %s/%s: %s", ns,
                sw_json_str_at(stream, "metadata.name"), sw_error_msg());
@@ -171,7 +178,8 @@ static int import_tags(sw_import_controller *ic, const json_t *stream, const jso
     int error = sw_client_request(ic->client, "POST", path, isi, NULL, &status, &out);
     size_t i;
     json_t *item;
-    json_array_foreach(sw_json_at(out, "status.images"), i, item) {
+    json_array_foreach(sw_json_at(out, "status.images"), i, item)
+    {
         if (sw_str_eq(sw_json_str_at(item, "status.status"), "Failure"))
             record_failure(ic, stream, sw_json_str_at(item, "tag") ?: "",
                            sw_json_str_at(item, "status.reason"),
@@ -190,7 +198,16 @@ static void process(sw_import_controller *ic, const char *key)
         return;
     }
     json_t *tags = sw_import_pending_tags(stream);
-    int error = json_array_size(tags) ? import_tags(ic, stream, tags) : 0;
+    int error = 0;
+    /* One ImageStreamImport takes at most IMPORT_BATCH images: a stream with more tags to
+     * import is imported in several (one request for all of them would be refused forever). */
+    for (size_t off = 0; off < json_array_size(tags) && error == 0; off += IMPORT_BATCH) {
+        json_t *batch = json_array();
+        for (size_t i = off; i < json_array_size(tags) && i < off + IMPORT_BATCH; i++)
+            json_array_append(batch, json_array_get(tags, i));
+        error = import_tags(ic, stream, batch);
+        json_decref(batch);
+    }
     if (error < 0) {
         sw_log(SW_LOG_WARN, "import of %s failed, retrying: %s", key, sw_error_msg());
         sw_workqueue_add_rate_limited(ic->queue, key);
@@ -257,7 +274,8 @@ static json_t *scheduled_tags(const json_t *stream)
     json_t *out = json_array();
     size_t i;
     json_t *t;
-    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t) {
+    json_array_foreach(sw_json_at(stream, "spec.tags"), i, t)
+    {
         if (importable(t) && sw_json_bool_at(t, "importPolicy.scheduled"))
             json_array_append_new(out, json_string(sw_json_str_at(t, "name")));
     }
@@ -360,8 +378,8 @@ int sw_import_controller_new(sw_import_controller **out, sw_client *c,
     ic->tokens_ms = sw_time_mono_ms();
     pthread_mutex_init(&ic->mu, NULL);
     pthread_cond_init(&ic->cond, NULL);
-    sw_informer_handlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
-                              .payload = ic};
+    sw_informer_handlers h = {
+        .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .payload = ic};
     sw_informer_opts io = {.resync_ms = 0};
     int error = sw_workqueue_new(&ic->queue, NULL);
     if (error == 0)

@@ -69,6 +69,37 @@ bool sw_build_file_name_ok(const char *name)
     return true;
 }
 
+/* env and buildArgs entries need a name a shell variable could have (Kubernetes' rule for
+ * env names: [-._a-zA-Z][-._a-zA-Z0-9]*): "A=B" as a name would make an ambiguous ENV entry. */
+bool sw_build_env_name_ok(const char *name, size_t len)
+{
+    if (!name || len == 0 || (name[0] >= '0' && name[0] <= '9'))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+static int check_env_names(const json_t *spec, const char *path)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(sw_json_at(spec, path), i, e) {
+        const char *name = sw_json_str_at(e, "name");
+        if (!sw_build_env_name_ok(name, name ? strlen(name) : 0))
+            return sw_error_set(SW_EINVALID,
+                                "spec.%s[%zu].name: Invalid value: \"%.64s\": a valid environment "
+                                "variable name must consist of alphabetic characters, digits, '_', "
+                                "'-', or '.', and must not start with a digit",
+                                path, i, name ? name : "");
+    }
+    return 0;
+}
+
 /* The common spec: what slipway can build. */
 static int validate_common(const json_t *spec)
 {
@@ -95,6 +126,10 @@ static int validate_common(const json_t *spec)
                              "spec.source.contextDir: Invalid value: \"%.200s\": must be a "
                              "relative path inside the source, without '..'",
                              ctx);
+    if (error == 0)
+        error = check_env_names(spec, "strategy.dockerStrategy.env");
+    if (error == 0)
+        error = check_env_names(spec, "strategy.dockerStrategy.buildArgs");
     const char *as_file = sw_json_str_at(spec, "source.binary.asFile");
     if (error == 0 && as_file && !sw_build_file_name_ok(as_file))
         error = sw_error_set(SW_EINVALID,
@@ -179,11 +214,28 @@ static int check_triggers(const json_t *spec)
     return 0;
 }
 
+/* The name goes into each build's openshift.io/build-config.name label (63 characters at most)
+ * and into its name <bc>-<n>: a longer one could be created but never built. OpenShift
+ * truncates the label; slipway refuses the name instead. */
+static int bc_name_ok(const json_t *obj)
+{
+    const char *name = sw_json_str_at(obj, "metadata.name");
+    if (name && strlen(name) > 63)
+        return sw_error_set(SW_EINVALID,
+                            "metadata.name: Invalid value: \"%.80s...\": must be no more than 63 "
+                            "characters (it labels the BuildConfig's builds)",
+                            name);
+    return 0;
+}
+
 static int bc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
     static const char *const policies[] = {"Serial", "Parallel", "SerialLatestOnly", NULL};
     const json_t *spec = json_object_get(obj, "spec");
-    int error = check_enum(spec, "runPolicy", policies, true);
+    int error = bc_name_ok(obj);
+    if (error < 0)
+        return error;
+    error = check_enum(spec, "runPolicy", policies, true);
     if (error == SW_EINVALID) {
         char msg[600];
         sw_strlcpy(msg, sw_error_msg(), sizeof(msg));

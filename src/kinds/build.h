@@ -53,5 +53,7 @@ bool sw_build_phase_terminal(const char *phase);
 /* A binary source's asFile: a plain file name (no '/' or '\\', not "." or "..", no control
  * characters, 1-255 bytes). */
 bool sw_build_file_name_ok(const char *name);
+/* An env or buildArgs name: Kubernetes' [-._a-zA-Z][-._a-zA-Z0-9]* (len bytes of name). */
+bool sw_build_env_name_ok(const char *name, size_t len);
 
 #endif

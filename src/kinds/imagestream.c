@@ -263,7 +263,7 @@ static void apply_tag_references(json_t *obj, const json_t *old)
             if (colon) {
                 if (strncmp(fname, sname, (size_t)(colon - fname)) ||
                     strlen(sname) != (size_t)(colon - fname))
-                    continue; /* cross-stream: resolved by the import controller */
+                    continue; /* another stream's tag: not resolved (docs/imagestreams.md) */
                 target = colon + 1;
             }
             json_t *st = sw_imagestream_status_tag(obj, target);

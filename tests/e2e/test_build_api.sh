@@ -158,11 +158,39 @@ t" "$(body)"
     pass "... its source and log went with it"
 }
 
+check_names_and_tokens()
+{
+    local long tok
+    long=$(printf 'a%.0s' $(seq 64))
+    expect_eq "a BuildConfig name of 64 characters: 422" 422 \
+        "$(acode POST "$API/buildconfigs" -H 'Content-Type: application/json' -d "{\"apiVersion\":
+            \"build.openshift.io/v1\", \"kind\": \"BuildConfig\", \"metadata\": {\"name\": \"$long\"},
+            \"spec\": {\"source\": {\"type\": \"Binary\"}, \"strategy\": {\"type\": \"Docker\"}}}")"
+    expect_contains "... saying why" "no more than 63" "$(body)"
+    expect_eq "an env name with '=': 422" 422 \
+        "$(acode POST "$API/buildconfigs" -H 'Content-Type: application/json' -d '{"apiVersion":
+            "build.openshift.io/v1", "kind": "BuildConfig", "metadata": {"name": "envx"},
+            "spec": {"source": {"type": "Binary"}, "strategy": {"type": "Docker",
+            "dockerStrategy": {"env": [{"name": "A=B", "value": "c"}]}}}}')"
+    expect_contains "... saying why" "valid environment variable name" "$(body)"
+
+    tok=$(acode POST "$API/builds/gh-1/token" >/dev/null && body | sw_json 'at("token")')
+    expect_eq "a build token reads its running build" 200 \
+        "$(code GET "$API/builds/gh-1" -H "Authorization: Bearer $tok")"
+    expect_eq "the build finishes" 200 "$(details gh-1 '{"status": {"phase": "Failed"}}')"
+    expect_eq "... and its token is dead: 401" 401 \
+        "$(code GET "$API/builds/gh-1" -H "Authorization: Bearer $tok")"
+    expect_eq "... also for details" 401 \
+        "$(code PUT "$API/builds/gh-1/details" -H "Authorization: Bearer $tok" \
+            -H 'Content-Type: application/json' -d '{"status": {"message": "late"}}')"
+}
+
 sw_start_server
 check_anonymous
 check_github
 check_details
 check_paths
 check_binary
+check_names_and_tokens
 sw_finish
 echo "took $(($(date +%s) - START)) s"

@@ -385,6 +385,18 @@ check_wait_deleted()
         "$(cat "$out")"
 }
 
+# Local inputs that never end or never open: a clear error, not a hang.
+check_odd_files()
+{
+    expect_exit "new-build --dockerfile-file /dev/zero: exit 1" 1 \
+        timeout 20 "$SLIPWAY" new-build --name zero --dockerfile-file /dev/zero
+    expect_contains "... says it is too large" "larger than" "$OUT"
+    mkfifo "$SW_TMP/fifo"
+    expect_exit "start-build --from-file on a FIFO: exit 1" 1 \
+        timeout 20 "$SLIPWAY" start-build bin --from-file "$SW_TMP/fifo"
+    expect_contains "... says it is not a regular file" "not a regular file" "$OUT"
+}
+
 # No extra server flags: the controllers stay off, the test plays them.
 # shellcheck disable=SC2119
 sw_start_server
@@ -398,5 +410,6 @@ check_follow_wait
 check_logs
 check_cancel
 check_wait_deleted
+check_odd_files
 sw_finish
 echo "took $(($(date +%s) - START)) s"

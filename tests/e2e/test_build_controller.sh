@@ -12,7 +12,8 @@
 # SIGTERM is SIGKILLed after the grace period; deadline → Failed; history pruning; a base that
 # is not imported yet waits; ImageChange triggers once per image, never for the same image, not
 # when paused; a restart turns a Running build into Error/BuilderLost; no --image-registry →
-# InvalidOutputReference.
+# InvalidOutputReference; --max-running-builds 1 runs Parallel builds one at a time; after a
+# SIGKILL of the server, the next start kills the orphaned builder and removes its directory.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -339,11 +340,18 @@ expect_eq "paused config: no build" "ic-1 ic-2" "$(builds_of ic)"
 
 # ---- restart: a Running build whose builder is gone ----
 
-mkbc rs Serial '{"FAKE_SLEEP":"60"}'
-start rs >/dev/null
-wait_phase rs-1 Running/ 15
-for _ in $(seq 50); do [ -s "$FAKE_DIR/rs-1.pid" ] && break; sleep 0.1; done
-RSPID=$(cat "$FAKE_DIR/rs-1.pid")
+# running_builder NAME: starts a 60 s build of a new Serial config NAME; prints the fake
+# builder's pid once it runs.
+running_builder()
+{
+    mkbc "$1" Serial '{"FAKE_SLEEP":"60"}' >/dev/null
+    start "$1" >/dev/null
+    wait_phase "$1-1" Running/ 15 >/dev/null
+    for _ in $(seq 50); do [ -s "$FAKE_DIR/$1-1.pid" ] && break; sleep 0.1; done
+    cat "$FAKE_DIR/$1-1.pid"
+}
+
+RSPID=$(running_builder rs) && [ -n "$RSPID" ] || fail "rs-1 did not start its builder"
 kill -TERM "$SW_PID"
 for _ in $(seq 100); do kill -0 "$SW_PID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$SW_PID" 2>/dev/null && fail "server did not stop within 10 s"
@@ -361,6 +369,38 @@ mkbc nr Serial '{}' '{"output":{"to":{"kind":"ImageStreamTag","name":"nowhere:v1
 start nr >/dev/null
 wait_phase nr-1 Error/InvalidOutputReference 15
 expect_contains "InvalidOutputReference names --image-registry" "--image-registry" "$(bq nr-1 'st["message"]')"
+
+# ---- --max-running-builds: the host's cap on builders, whatever the run policies ----
+
+kill -TERM "$SW_PID"
+wait "$SW_PID"
+SW_PID=
+SW_CONTROLLERS=1 sw_start_server --max-running-builds 1
+mkbc cap Parallel '{"FAKE_SLEEP":"2"}'
+for _ in 1 2 3; do start cap >/dev/null; done
+wait_phase cap-1 Running/ 15
+sleep 1
+expect_eq "past the cap, Parallel builds wait in New" "New/ New/" "$(phase cap-2) $(phase cap-3)"
+wait_phase cap-1 Complete/ 15
+wait_phase cap-2 Running/ 15
+expect_eq "... one at a time" "New/" "$(phase cap-3)"
+wait_phase cap-3 Complete/ 20
+
+# ---- a server killed outright: its orphaned builder and directory go at the next start ----
+
+ORPH=$(running_builder orph) && [ -n "$ORPH" ] || fail "orph-1 did not start its builder"
+kill -KILL "$SW_PID"
+wait "$SW_PID" 2>/dev/null
+SW_PID=
+kill -0 "$ORPH" 2>/dev/null || fail "the builder should outlive a SIGKILLed server (re-parented)"
+[ -n "$(ls -d "$TMPDIR"/slipway-build-* 2>/dev/null)" ] || fail "no build directory left behind"
+pass "a SIGKILLed server leaves its builder and directory behind"
+SW_CONTROLLERS=1 sw_start_server --max-running-builds 1
+for _ in $(seq 50); do kill -0 "$ORPH" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$ORPH" 2>/dev/null && fail "the orphaned builder still runs after the restart"
+expect_eq "the restart killed it and removed its directory" "" \
+    "$(ls -d "$TMPDIR"/slipway-build-* 2>/dev/null)"
+wait_phase orph-1 Error/BuilderLost 15
 
 echo "took $(($(date +%s) - START)) s"
 sw_finish
