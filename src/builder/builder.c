@@ -800,9 +800,10 @@ static bool reuse_layer(bld *b, sw_tar *tar, sw_oci_desc *desc, char *diff_id)
     sw_sha256_final_digest(&h, diff_id);
     json_t *hit = json_object_get(b->cache, diff_id);
     const char *digest = sw_json_str_at(hit, "digest");
-    int64_t size = 0;
+    int64_t size = 0, have = -1;
     if (!digest || !sw_json_int_at(hit, "size", &size) ||
-        sw_registry_blob_exists(b->reg, &call, &b->out, digest, &exists, NULL) < 0 || !exists)
+        sw_registry_blob_exists(b->reg, &call, &b->out, digest, &exists, &have) < 0 || !exists ||
+        have != size) /* another size: not the blob the cache describes */
         return false;
     sw_strlcpy(desc->media_type, sw_oci_layer_media_type(b->compression), sizeof(desc->media_type));
     sw_strlcpy(desc->digest, digest, sizeof(desc->digest));
@@ -947,14 +948,15 @@ static int push_base_layer(bld *b, const sw_oci_desc *d)
     sw_registry_call pc = {.creds = b->push_creds}, gc = {.creds = b->pull_creds};
     char size[32];
     bool exists = false, mounted = false;
+    int64_t have = -1;
     human((uint64_t)d->size, size, sizeof(size));
-    int error = sw_registry_blob_exists(b->reg, &pc, &b->out, d->digest, &exists, NULL);
-    if (error == 0 && exists) {
+    int error = sw_registry_blob_exists(b->reg, &pc, &b->out, d->digest, &exists, &have);
+    if (error == 0 && exists && have == d->size) { /* another size: not this layer, copy it */
         say(b, "  base layer %s: %s, skipped (already in %s)", d->digest, size, b->out.repository);
         return 0;
     }
     if (error == 0 && !strcmp(b->base.registry, b->out.registry)) {
-        error = sw_registry_blob_mount(b->reg, &pc, &b->out, d->digest, b->base.repository,
+        error = sw_registry_blob_mount(b->reg, &pc, &b->out, d->digest, d->size, b->base.repository,
                                        &mounted, NULL);
         if (error == 0 && mounted) {
             say(b, "  base layer %s: %s, mounted from %s", d->digest, size, b->base.repository);

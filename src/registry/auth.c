@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define TOKEN_BODY_MAX 65536
 #define TOKEN_MAX_LEN 16384
@@ -265,6 +266,27 @@ static int token_status_error(const reg_call *cx, const char *host, long status)
     return sw_error_set(SW_EUNAVAILABLE, "token server %s answered %ld", host, status);
 }
 
+/* host[:port] with the port made explicit (the scheme's default when absent; a bracketed IPv6
+ * literal's colons are not a port). */
+static void endpoint_of(const char *host, bool https, char *out, size_t n)
+{
+    const char *bracket = strrchr(host, ']');
+    if (strchr(bracket ? bracket : host, ':'))
+        snprintf(out, n, "%s", host);
+    else
+        snprintf(out, n, "%s:%s", host, https ? "443" : "80");
+}
+
+/* Whether a token realm on host is the registry's own endpoint (same host and port): the
+ * registry's insecure flag skips TLS verification there and nowhere else. */
+static bool realm_is_registry(const reg_call *cx, const char *host, bool https)
+{
+    char ours[300], theirs[300];
+    endpoint_of(cx->host, strcmp(cx->scheme, "https") == 0, ours, sizeof(ours));
+    endpoint_of(host, https, theirs, sizeof(theirs));
+    return strcasecmp(ours, theirs) == 0;
+}
+
 /* GET realm?service=..&scope=.. and cache the token. */
 static int fetch_token(reg_call *cx, const sw_challenge *ch, const char *scope)
 {
@@ -296,7 +318,7 @@ static int fetch_token(reg_call *cx, const sw_challenge *ch, const char *scope)
                    .accept = "application/json",
                    .user = cx->user,
                    .pass = cx->pass,
-                   .insecure = cx->insecure,
+                   .insecure = cx->insecure && realm_is_registry(cx, host, https),
                    .retry = true,
                    .body_max = TOKEN_BODY_MAX};
     error = sw_registry__perform(cx, &req, &resp);

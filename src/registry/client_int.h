@@ -128,6 +128,8 @@ void sw_registry__resp_dispose(reg_resp *resp);
  * it; a 429/5xx left after the retries is turned into SW_EUNAVAILABLE here), else SW_ETIMEOUT,
  * SW_EUNAVAILABLE or SW_EINVALID (too large) with a message. */
 int sw_registry__perform(reg_call *cx, const reg_req *req, reg_resp *resp);
+/* Sleeps ms in slices; true (at once) when the registry's stop request is set. */
+bool sw_registry__wait_or_stop(const sw_registry *r, int64_t ms);
 /* host[:port] of an http(s) URL into out; false if url is not http(s). */
 bool sw_registry__url_host(const char *url, char *out, size_t n, bool *https);
 int sw_registry__host_scheme(sw_registry *r, const char *host);

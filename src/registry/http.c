@@ -22,6 +22,10 @@
 #define SW_VERSION "0"
 #endif
 
+/* Streamed transfers have no total time limit; one slower than this for a whole stall time
+ * (the timeout, at least 60 s) is ended as stuck. */
+#define STREAM_LOW_SPEED 1024L /* bytes per second */
+
 /* ---- hosts ---- */
 
 /* The host entry for name, created on first use. Caller holds r->mu. */
@@ -368,7 +372,7 @@ static void set_options(sw_registry *r, CURL *c, const reg_req *req, reg_resp *r
          * cap on the whole transfer, only on a stall of a full timeout (and at least 60 s). */
         long stall = r->timeout_ms / 1000 > 60 ? (long)(r->timeout_ms / 1000) : 60L;
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 0L);
-        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED);
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall);
     } else {
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->timeout_ms);
@@ -396,7 +400,7 @@ static void set_options(sw_registry *r, CURL *c, const reg_req *req, reg_resp *r
             curl_easy_setopt(c, CURLOPT_READFUNCTION, req->stream);
             curl_easy_setopt(c, CURLOPT_READDATA, req->stream_payload);
             curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 0L);
-            curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+            curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, STREAM_LOW_SPEED);
             curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall);
         } else if (sends_body(req->method)) {
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->send_len);
@@ -535,8 +539,9 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
-/* Waits ms between attempts, in slices, so a stop request (r->stop) ends it early: true then. */
-static bool wait_or_stop(const sw_registry *r, int64_t ms)
+/* Waits ms between attempts, in slices, so a stop request (r->stop) ends it early: true then.
+ * Also push.c's pause between restarts. */
+bool sw_registry__wait_or_stop(const sw_registry *r, int64_t ms)
 {
     for (;;) {
         if (r->stop && r->stop())
@@ -597,7 +602,7 @@ int sw_registry__perform(reg_call *cx, const reg_req *req, reg_resp *resp)
         if (wait > cx->wait_budget_ms)
             wait = cx->wait_budget_ms;
         cx->wait_budget_ms -= wait;
-        if (wait_or_stop(cx->r, wait))
+        if (sw_registry__wait_or_stop(cx->r, wait))
             break; /* the answer so far is the error */
     }
     if (resp->sink_error)

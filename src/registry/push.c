@@ -20,12 +20,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define WHAT_MAX 700
 #define READ_PIECE (1024 * 1024) /* pread size of sw_registry_push_blob_fd */
+#define URL_MAX 4096             /* sw_registry__exec's cap on a whole request URL */
+#define COMMIT_QUERY_MAX 80      /* what commit_put appends: "?digest=sha256:<64 hex>" */
 
 struct sw_blob_upload {
     reg_call cx;         /* its own auth state; cx.repository points into repo */
@@ -49,6 +50,7 @@ struct sw_blob_upload {
     bool streamed;
     int sv[2];
     uint64_t streamed_bytes; /* read by the sender's PATCH so far */
+    bool stream_ended;       /* and it read the end of the body */
 };
 
 static void stat_add(uint64_t *counter, uint64_t n)
@@ -113,9 +115,9 @@ static bool is_2xx(long s)
     return s >= 200 && s < 300;
 }
 
-static bool is_redirect(long s)
+static bool is_3xx(long s)
 {
-    return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
+    return s >= 300 && s < 400;
 }
 
 static bool transient(int error)
@@ -132,6 +134,49 @@ static int check_digest(const char *digest)
 }
 
 /* ---- blob HEAD ---- */
+
+/* Whether loc has a control character, a space or DEL in its first n bytes. */
+static bool bad_url_chars(const char *loc, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)loc[i] <= 0x20 || loc[i] == 0x7f)
+            return true;
+    return false;
+}
+
+/* Follows the 307/308 answered to a blob HEAD once, as curl would: a HEAD of its Location (an
+ * absolute http(s) URL, or a path on cx's host) with no credentials, as the target is blob
+ * storage; TLS is verified unless it is cx's own host and that is insecure. resp becomes that
+ * answer, or a 404 when there is no simple Location or no 2xx there: the blob then counts as
+ * absent and is uploaded, which is always safe. */
+static void head_redirect(reg_call *cx, reg_resp *resp)
+{
+    char host[256] = "";
+    bool https, found = false;
+    sw_buf url = SW_BUF_INIT(URL_MAX);
+    const char *loc = resp->location;
+    if (bad_url_chars(loc, strlen(loc)))
+        loc = "";
+    if (loc[0] == '/' && loc[1] != '/') {
+        sw_strlcpy(host, cx->host, sizeof(host));
+        sw_buf_printf(&url, "%s://%s%s", cx->scheme, cx->host, loc);
+    } else if (sw_registry__url_host(loc, host, sizeof(host), &https)) {
+        sw_buf_puts(&url, loc);
+    }
+    reg_req req = {.method = "HEAD",
+                   .url = sw_buf_cstr(&url),
+                   .host = host,
+                   .insecure = cx->insecure && strcasecmp(host, cx->host) == 0,
+                   .retry = true,
+                   .body_max = SIZE_MAX / 2};
+    if (url.len && sw_buf_error(&url) == 0) {
+        found = sw_registry__perform(cx, &req, resp) == 0 && is_2xx(resp->status);
+        sw_error_clear(); /* a storage failure is no failure of the push */
+    }
+    if (!found)
+        resp->status = 404;
+    sw_buf_dispose(&url);
+}
 
 int sw_registry_blob_exists(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
                             const char *digest, bool *exists, int64_t *size)
@@ -150,13 +195,16 @@ int sw_registry_blob_exists(sw_registry *r, const sw_registry_call *c, const sw_
     sw_buf_printf(&path, "/v2/%s/blobs/%s", repo->repository, digest);
     stat_add(&r->st_heads, 1);
     error = send_req(&cx, "HEAD", sw_buf_cstr(&path), NULL, &resp);
+    if (error == 0 && (resp.status == 307 || resp.status == 308))
+        head_redirect(&cx, &resp);
     if (error < 0)
         goto done;
-    if (resp.status != 404 && !is_2xx(resp.status) && !is_redirect(resp.status)) {
+    /* Only a 2xx proves the blob is there; a redirect not followed proves nothing. */
+    if (resp.status != 404 && !is_2xx(resp.status) && !is_3xx(resp.status)) {
         error = sw_registry__status_error(&cx, &resp, what);
         goto done;
     }
-    *exists = resp.status != 404;
+    *exists = is_2xx(resp.status);
     if (size)
         *size = is_2xx(resp.status) ? resp.content_length : -1;
 done:
@@ -168,24 +216,33 @@ done:
 
 /* ---- upload sessions ---- */
 
-/* The path (and query) on cx's host that a Location names: absolute-path references as they
- * are, absolute URLs only on the same host (credentials never go elsewhere), relative ones
- * resolved against base. *out is sw_malloc'd. */
-static int location_path(const reg_call *cx, const char *loc, const char *base, char **out)
+/* A relative reference (ref, n bytes: no scheme, no authority, no fragment) resolved against
+ * base as RFC 3986 5.2 does, without dot-segment removal: an empty one is base, a query-only
+ * one keeps base's path and replaces its query, any other replaces base's last segment. */
+static char *resolve_relative(const char *ref, size_t n, const char *base)
+{
+    size_t keep = strcspn(base, "?");
+    if (n == 0)
+        keep = strlen(base);
+    else if (ref[0] != '?')
+        while (keep > 0 && base[keep - 1] != '/')
+            keep--;
+    sw_buf b = SW_BUF_INIT(2 * URL_MAX);
+    sw_buf_put(&b, base, keep);
+    sw_buf_put(&b, ref, n);
+    return sw_buf_detach(&b, NULL);
+}
+
+/* The path (and query) on cx's host that the first n bytes of loc name: absolute-path
+ * references as they are, absolute URLs only on the same host (credentials never go
+ * elsewhere), relative ones resolved against base. *out is sw_malloc'd. */
+static int resolve_location(const reg_call *cx, const char *loc, size_t n, const char *base,
+                            char **out)
 {
     char host[256];
     bool https;
-    size_t n = strlen(loc);
-    if (n == 0)
-        return sw_error_set(SW_EUNSUPPORTED, "registry %s gave no Location for the upload of %s",
-                            cx->host, cx->display);
-    if (n >= sizeof(((reg_resp *)0)->location) - 1)
-        return sw_error_set(SW_EUNSUPPORTED, "registry %s: upload Location too long", cx->host);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)loc[i] <= 0x20 || loc[i] == 0x7f)
-            return sw_error_set(SW_EINVALID, "registry %s: bad upload Location", cx->host);
     if (loc[0] == '/' && loc[1] != '/') {
-        *out = sw_strdup(loc);
+        *out = sw_strndup(loc, n);
         return 0;
     }
     if (sw_registry__url_host(loc, host, sizeof(host), &https)) {
@@ -193,19 +250,44 @@ static int location_path(const reg_call *cx, const char *loc, const char *base, 
             return sw_error_set(SW_EUNSUPPORTED,
                                 "registry %s sent the upload of %s to another host (%s)", cx->host,
                                 cx->display, host);
-        const char *rest = strchr(loc + (https ? 8 : 7), '/');
-        *out = sw_strdup(rest ? rest : "/");
+        const char *rest = loc + (https ? 8 : 7);
+        rest += strcspn(rest, "/?#"); /* past the authority; the path is "/" when empty */
+        size_t len = (size_t)(loc + n - rest);
+        *out = rest[0] == '/' ? sw_strndup(rest, len) : resolve_relative(rest, len, "/");
         return 0;
     }
-    if (loc[0] == '/' || strchr(loc, ':'))
+    if (loc[0] == '/' || memchr(loc, ':', strcspn(loc, "/?#"))) /* "//host" or "scheme:" */
         return sw_error_set(SW_EUNSUPPORTED, "registry %s: unsupported upload Location", cx->host);
-    size_t dir = strcspn(base, "?");
-    while (dir > 0 && base[dir - 1] != '/')
-        dir--;
-    sw_buf b = SW_BUF_INIT(8192);
-    sw_buf_put(&b, base, dir);
-    sw_buf_puts(&b, loc);
-    *out = sw_buf_detach(&b, NULL);
+    *out = resolve_relative(loc, n, base);
+    return 0;
+}
+
+/* The session path that a Location names (see resolve_location), checked: short enough for
+ * the commit's URL, with its #fragment dropped (curl would cut the ?digest= appended after
+ * it). *out is sw_malloc'd. */
+static int location_path(const reg_call *cx, const char *loc, const char *base, char **out)
+{
+    size_t n = strlen(loc), frag = strcspn(loc, "#");
+    char *path = NULL;
+    if (n == 0)
+        return sw_error_set(SW_EUNSUPPORTED, "registry %s gave no Location for the upload of %s",
+                            cx->host, cx->display);
+    if (n >= sizeof(((reg_resp *)0)->location) - 1)
+        return sw_error_set(SW_EUNSUPPORTED, "registry %s: upload Location too long", cx->host);
+    if (bad_url_chars(loc, n))
+        return sw_error_set(SW_EINVALID, "registry %s: bad upload Location", cx->host);
+    int error = resolve_location(cx, loc, frag, base, &path);
+    size_t url = error < 0 ? 0 : strlen(cx->scheme) + 3 + strlen(cx->host) + strlen(path);
+    if (error == 0 && url + COMMIT_QUERY_MAX > URL_MAX)
+        error = sw_error_set(SW_EUNSUPPORTED,
+                             "registry %s: upload Location too long (a %zu-byte URL; with the "
+                             "commit's digest it must fit in %d bytes)",
+                             cx->host, url, URL_MAX);
+    if (error < 0) {
+        sw_free(path);
+        return error;
+    }
+    *out = path;
     return 0;
 }
 
@@ -428,6 +510,7 @@ static size_t stream_read(char *buf, size_t size, size_t nitems, void *payload)
         ssize_t n = recv(u->sv[1], buf, size * nitems, 0);
         if (n >= 0) {
             u->streamed_bytes += (uint64_t)n;
+            u->stream_ended = n == 0;
             return (size_t)n;
         }
         if (errno != EINTR)
@@ -595,6 +678,18 @@ static int commit_put(sw_blob_upload *u, const char *digest)
     return error;
 }
 
+/* Streamed mode: the PATCH must have pulled the whole body. A registry may answer it before
+ * reading it; curl then ends the request and what write() left in the socket pair is lost. */
+static int check_streamed(const sw_blob_upload *u)
+{
+    if (!u->streamed || (u->stream_ended && u->sent == u->written))
+        return 0;
+    return sw_error_set(SW_EUNAVAILABLE,
+                        "%s: the registry answered the upload before reading all of it: "
+                        "%" PRIu64 " of %" PRIu64 " bytes",
+                        u->what, u->sent, u->written);
+}
+
 int sw_registry_upload_commit(sw_blob_upload *u, const char *digest)
 {
     if (!u)
@@ -602,7 +697,9 @@ int sw_registry_upload_commit(sw_blob_upload *u, const char *digest)
     end_stream(u); /* streamed: the PATCH sees the end of its body and finishes */
     int error = wait_sender(u);
     if (error == 0)
-        error = u->error ? sticky_error(u) : check_digest(digest);
+        error = u->error ? sticky_error(u) : check_streamed(u);
+    if (error == 0)
+        error = check_digest(digest);
     if (error == 0)
         error = commit_put(u, digest);
     if (error < 0)
@@ -626,7 +723,9 @@ static int check_from(const sw_ref *repo, const char *from_repo)
     return 0;
 }
 
-static int mount_post(sw_blob_upload *u, const char *digest, const char *from_repo, bool *mounted)
+/* POST the mount. *mounted: a 201 with the blob's digest; *unsure: a 201 without one. */
+static int mount_post(sw_blob_upload *u, const char *digest, const char *from_repo, bool *mounted,
+                      bool *unsure)
 {
     char what[WHAT_MAX];
     sw_buf path = SW_BUF_INIT(2048);
@@ -642,22 +741,34 @@ static int mount_post(sw_blob_upload *u, const char *digest, const char *from_re
     if (error == 0 && resp.status == 201 && resp.digest[0] && strcmp(resp.digest, digest) != 0)
         error = sw_error_set(SW_EINVALID, "registry %s answered the %s with digest %.80s",
                              u->cx.host, what, resp.digest);
-    if (error == 0 && resp.status == 202) {
+    if (error == 0 && resp.status == 202)
         error = session_opened(u, &resp, sw_buf_cstr(&path));
-    } else if (error == 0) {
-        stat_add(&u->cx.r->st_mounts, 1);
+    else if (error == 0 && resp.digest[0])
         *mounted = true;
-    }
+    else if (error == 0)
+        *unsure = true;
     sw_buf_dispose(&path);
     sw_registry__resp_dispose(&resp);
     return error;
 }
 
+/* Whether repo has blob digest (by HEAD) of size bytes; size < 0: of any size. */
+static int blob_present(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
+                        const char *digest, int64_t size, bool *present)
+{
+    bool exists = false;
+    int64_t have = -1;
+    int error = sw_registry_blob_exists(r, c, repo, digest, &exists, &have);
+    *present = error == 0 && exists && (size < 0 || have == size);
+    return error;
+}
+
 int sw_registry_blob_mount(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
-                           const char *digest, const char *from_repo, bool *mounted,
+                           const char *digest, int64_t size, const char *from_repo, bool *mounted,
                            sw_blob_upload **session)
 {
     sw_blob_upload *u = NULL;
+    bool unsure = false;
     int error = check_digest(digest);
     if (error == 0 && (!repo || !mounted))
         error = sw_error_set(SW_EINVALID, "blob_mount: no repository or output");
@@ -670,8 +781,12 @@ int sw_registry_blob_mount(sw_registry *r, const sw_registry_call *c, const sw_r
     *mounted = false;
     if (session)
         *session = NULL;
-    error = mount_post(u, digest, from_repo, mounted);
-    if (error < 0 || *mounted || !session) {
+    error = mount_post(u, digest, from_repo, mounted, &unsure);
+    if (error == 0 && unsure) /* a 201 that does not say what it mounted: look */
+        error = blob_present(r, c, repo, digest, size, mounted);
+    if (error == 0 && *mounted)
+        stat_add(&r->st_mounts, 1);
+    if (error < 0 || *mounted || unsure || !session) {
         if (error == 0)
             cancel_session(u);
         upload_free(u);
@@ -722,14 +837,13 @@ static int upload_once(sw_blob_upload *u, const char *digest, const blob_src *sr
     return sw_registry_upload_commit(u, digest);
 }
 
-static void restart_pause(int attempt)
+/* The pause before restart number attempt + 1; true when a stop request ended it. */
+static bool restart_pause(const sw_registry *r, int attempt)
 {
     int64_t ms = (int64_t)REG_BACKOFF_BASE_MS << (attempt < 4 ? attempt : 4);
     if (ms > REG_BACKOFF_MAX_MS)
         ms = REG_BACKOFF_MAX_MS;
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    return sw_registry__wait_or_stop(r, ms);
 }
 
 /* Upload with restarts; the first session may come from a failed mount. */
@@ -740,8 +854,8 @@ static int upload_with_restarts(sw_registry *r, const sw_registry_call *c, const
     for (int attempt = 0; attempt <= r->retries; attempt++) {
         sw_blob_upload *u = first;
         first = NULL;
-        if (attempt > 0)
-            restart_pause(attempt - 1);
+        if (attempt > 0 && restart_pause(r, attempt - 1))
+            break; /* stopped: the last failure is the answer */
         if (!u)
             error = sw_registry_upload_start(r, c, repo, &u);
         if (!u)
@@ -759,14 +873,17 @@ static int push_src(sw_registry *r, const sw_registry_call *c, const sw_ref *rep
 {
     bool exists = false, mounted = false;
     sw_blob_upload *session = NULL;
-    int error = sw_registry_blob_exists(r, c, repo, digest, &exists, NULL);
+    int64_t size = (int64_t)src->size;
+    if (src->size > INT64_MAX)
+        return sw_error_set(SW_EINVALID, "blob %.80s: size out of range", digest);
+    int error = blob_present(r, c, repo, digest, size, &exists);
     if (error == 0 && exists) {
         if (how)
             *how = SW_BLOB_EXISTED;
         return 0;
     }
     if (error == 0 && from_repo && strcmp(from_repo, repo->repository) != 0)
-        error = sw_registry_blob_mount(r, c, repo, digest, from_repo, &mounted, &session);
+        error = sw_registry_blob_mount(r, c, repo, digest, size, from_repo, &mounted, &session);
     if (error == 0 && mounted) {
         if (how)
             *how = SW_BLOB_MOUNTED;
@@ -888,8 +1005,8 @@ int sw_registry_copy_blob(sw_registry *r, const sw_registry_call *from_call, con
     /* A transport failure or 5xx anywhere (GET, a PATCH, the PUT) restarts from byte 0 in a
      * new session, as upload_with_restarts does; a wrong length or digest is final. */
     for (int attempt = 0; attempt <= r->retries; attempt++) {
-        if (attempt > 0)
-            restart_pause(attempt - 1);
+        if (attempt > 0 && restart_pause(r, attempt - 1))
+            break; /* stopped: the last failure is the answer */
         error = copy_once(r, &cx, from, to_call, to, digest, size);
         if (error == 0 || !transient(error))
             break;

@@ -20,8 +20,10 @@
  * (DIGEST_INVALID), a manifest naming a blob the repository lacks (MANIFEST_BLOB_UNKNOWN), or
  * any other 4xx, with the registry's "CODE: message" in the message. */
 
-/* HEAD /v2/<repo>/blobs/<digest>: *exists true when the repository has the blob (a redirect
- * counts as having it); *size is its Content-Length or -1. size may be NULL. */
+/* HEAD /v2/<repo>/blobs/<digest>: *exists true when the repository has the blob, which only a
+ * 2xx proves (a 307/308 is followed once, without credentials; any other redirect, or a 404,
+ * is absent); *size is its Content-Length or -1. size may be NULL, but a caller that knows the
+ * blob's size should treat another *size as absent. */
 int sw_registry_blob_exists(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
                             const char *digest, bool *exists, int64_t *size);
 
@@ -58,11 +60,13 @@ int sw_registry_upload_commit(sw_blob_upload *u, const char *digest);
 void sw_registry_upload_abort(sw_blob_upload *u);
 
 /* POST /v2/<repo>/blobs/uploads/?mount=<digest>&from=<from_repo> (a repository of the same
- * registry). *mounted true: the blob is now in repo. false: the registry opened an upload
+ * registry). *mounted true: the blob is now in repo (a 201 without Docker-Content-Digest is
+ * checked by a HEAD, against size unless it is negative). false: the registry opened an upload
  * session instead (no such blob in from_repo, no pull access to it, or no mount support);
- * it is returned in *session when session is non-NULL, else cancelled. */
+ * it is returned in *session when session is non-NULL, else cancelled. A 201 the HEAD does
+ * not confirm is false too, with no session. */
 int sw_registry_blob_mount(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
-                           const char *digest, const char *from_repo, bool *mounted,
+                           const char *digest, int64_t size, const char *from_repo, bool *mounted,
                            sw_blob_upload **session);
 
 /* What a one-shot push did. */
@@ -72,9 +76,9 @@ typedef enum sw_blob_pushed {
     SW_BLOB_UPLOADED = 3,
 } sw_blob_pushed;
 
-/* Pushes a blob held in memory: HEAD first, then a mount from from_repo (may be NULL), else an
- * upload. A transport failure, timeout or 5xx during the upload restarts it in a new session
- * (up to the registry's retries). how may be NULL. */
+/* Pushes a blob held in memory: HEAD first (a blob of another size counts as absent), then a
+ * mount from from_repo (may be NULL), else an upload. A transport failure, timeout or 5xx during
+ * the upload restarts it in a new session (up to the registry's retries). how may be NULL. */
 int sw_registry_push_blob(sw_registry *r, const sw_registry_call *c, const sw_ref *repo,
                           const char *digest, const void *data, size_t len, const char *from_repo,
                           sw_blob_pushed *how);

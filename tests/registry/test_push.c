@@ -3,8 +3,10 @@
  * chunks must be contiguous (416 otherwise) and typed application/octet-stream, the committed
  * content must hash to ?digest=. Scenarios the real registry will not stage: relative and
  * absolute Locations, a Location on another host, OCI-Chunk-Min-Length, a PATCH or PUT
- * answered 503, a registry lying about a digest, a HEAD redirect, and bearer tokens whose
- * scopes are checked. The real registry: test_push_live.c. */
+ * answered 503, a registry lying about a digest, HEAD redirects and sizes, bearer tokens whose
+ * scopes are checked, and hostile answers: a PATCH answered before its body is read, a mount
+ * answered 201 without doing it, odd and over-long Locations, a token realm on an HTTPS host
+ * (T, a second daemon with a self-signed certificate). The real registry: test_push_live.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,8 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +49,10 @@ typedef struct blob {
 
 /* The fake registry's state, guarded by mu. */
 static struct fake {
-    struct MHD_Daemon *d;
-    int port;
+    struct MHD_Daemon *d, *tls;
+    int port, tls_port;
     char host[64];
+    char *tls_cert, *tls_key; /* PEM of T's self-signed certificate and key */
     pthread_mutex_t mu;
     session sessions[MAX_SESSIONS];
     blob blobs[MAX_BLOBS];
@@ -61,11 +66,14 @@ static struct fake {
     int streamed_patches; /* PATCHes sent with chunked transfer encoding */
     char scopes[512];        /* scope parameters of the last token request, joined by "|" */
     char manifest_type[128]; /* Content-Type of the last manifest PUT */
+    int storage_heads;       /* HEADs of /storage/ (where the redir repositories point) */
+    bool storage_auth;       /* one of them carried an Authorization header */
 } F;
 
 /* Per-request state: the body as it arrives. */
 typedef struct req {
     sw_buf body;
+    bool answered; /* a response was queued before the body arrived */
 } req;
 
 static void digest_of(const void *data, size_t len, char out[80])
@@ -167,31 +175,49 @@ static enum MHD_Result collect_scope(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-/* /token: "push" when a scope grants push on token/app, else "pull". */
+/* /token: "push" when a scope grants push, else "pull". */
 static enum MHD_Result serve_token(struct MHD_Connection *c)
 {
     F.tokens++;
     F.scopes[0] = '\0';
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_scope, NULL);
-    bool push = strstr(F.scopes, "repository:token/app:pull,push") != NULL;
+    bool push = strstr(F.scopes, ":pull,push") != NULL;
     return reply(c, 200, push ? "{\"token\":\"push\"}" : "{\"token\":\"pull\"}", NULL);
 }
 
-/* token/app: HEAD needs any token, writes need "push"; the challenge names the scope the
- * request needs, as distribution does (plus the source's pull for a mount). */
-static bool token_denied(struct MHD_Connection *c, const char *method, enum MHD_Result *ret)
+/* The token realm of a repository behind tokens: the fake itself for token/app; T for tokfar
+ * (by another name: another host) and toknear (its own endpoint when reached on T). */
+static void token_realm(const char *url, char *out, size_t n)
+{
+    if (starts(url, "/v2/tokfar/"))
+        snprintf(out, n, "https://localhost:%d/token", F.tls_port);
+    else if (starts(url, "/v2/toknear/"))
+        snprintf(out, n, "https://127.0.0.1:%d/token", F.tls_port);
+    else
+        snprintf(out, n, "http://%s/token", F.host);
+}
+
+/* token/app, tokfar/app, toknear/app: HEAD needs any token, writes need "push"; the challenge
+ * names the scope the request needs, as distribution does (plus the source's pull for a
+ * mount). */
+static bool token_denied(struct MHD_Connection *c, const char *method, const char *url,
+                         enum MHD_Result *ret)
 {
     bool write = strcmp(method, "HEAD") != 0 && strcmp(method, "GET") != 0;
     const char *auth = hdr(c, "Authorization");
     if (strcmp(auth, "Bearer push") == 0 || (!write && strcmp(auth, "Bearer pull") == 0))
         return false;
-    char chal[512];
+    char chal[512], realm[128], repo[64];
     const char *from = arg(c, "from");
+    size_t n = strcspn(url + 4, "/");
+    n += strcspn(url + 4 + n + 1, "/") + 1; /* "<ns>/<name>" */
+    snprintf(repo, sizeof(repo), "%.*s", (int)n, url + 4);
+    token_realm(url, realm, sizeof(realm));
     snprintf(chal, sizeof(chal),
-             "Bearer realm=\"http://%s/token\",service=\"fake\","
-             "scope=\"repository:token/app:%s%s%s%s\"",
-             F.host, write ? "pull,push" : "pull", from ? " repository:" : "", from ? from : "",
-             from ? ":pull" : "");
+             "Bearer realm=\"%s\",service=\"fake\","
+             "scope=\"repository:%s:%s%s%s%s\"",
+             realm, repo, write ? "pull,push" : "pull", from ? " repository:" : "",
+             from ? from : "", from ? ":pull" : "");
     const char *h[] = {"WWW-Authenticate", chal, NULL};
     *ret = reply(c, 401, "{\"errors\":[{\"code\":\"UNAUTHORIZED\"}]}", h);
     return true;
@@ -217,12 +243,24 @@ static bool upload_url(const char *url, char repo[64], int *id)
     return true;
 }
 
-/* The session's Location: relative after POST, absolute (with a query) after PATCH. */
+/* The session's Location: relative after POST, absolute (with a query) after PATCH; query/app
+ * answers a PATCH with a query-only reference, frag/app adds fragments, longloc/app pads its
+ * first Location to ~4 KB (fine alone, too long once the commit's ?digest= is added). */
 static void session_location(const char *repo, int id, bool absolute, char *out, size_t n)
 {
+    char pad[4001];
     if (strcmp(repo, "otherhost/app") == 0)
         snprintf(out, n, "http://elsewhere.example:%d/v2/%s/blobs/uploads/%d", F.port, repo, id);
-    else if (absolute)
+    else if (strcmp(repo, "query/app") == 0 && absolute)
+        snprintf(out, n, "?_state=2");
+    else if (strcmp(repo, "frag/app") == 0)
+        snprintf(out, n, "%s%s/v2/%s/blobs/uploads/%d%s#frag", absolute ? "http://" : "",
+                 absolute ? F.host : "", repo, id, absolute ? "?_state=abc" : "");
+    else if (strcmp(repo, "longloc/app") == 0 && !absolute) {
+        memset(pad, 'x', sizeof(pad) - 1);
+        pad[sizeof(pad) - 1] = '\0';
+        snprintf(out, n, "/v2/%s/blobs/uploads/%d?_pad=%s", repo, id, pad);
+    } else if (absolute)
         snprintf(out, n, "http://%s/v2/%s/blobs/uploads/%d?_state=abc", F.host, repo, id);
     else
         snprintf(out, n, "/v2/%s/blobs/uploads/%d", repo, id);
@@ -235,14 +273,17 @@ static enum MHD_Result post_upload(struct MHD_Connection *c, const char *repo)
     if (mount && from && has_blob(from, mount, NULL)) {
         size_t size = 0;
         has_blob(from, mount, &size);
-        add_blob(repo, mount, size);
+        /* nodigest/ok and nodigest/lie answer 201 without Docker-Content-Digest; nodigest/lie
+         * did not even mount. */
+        if (strcmp(repo, "nodigest/lie") != 0)
+            add_blob(repo, mount, size);
         const char *h[] = {"Docker-Content-Digest", mount, NULL};
-        return reply(c, 201, "", h);
+        return reply(c, 201, "", starts(repo, "nodigest/") ? NULL : h);
     }
     int id = new_session(repo);
     if (id < 0)
         return reply_error(c, 500, "UNKNOWN", "too many sessions");
-    char loc[512];
+    char loc[4200];
     session_location(repo, id, false, loc, sizeof(loc));
     const char *h[] = {"Location", loc, "Range", "0-0", NULL, NULL, NULL};
     if (strcmp(repo, "minchunk/app") == 0)
@@ -284,7 +325,7 @@ static enum MHD_Result patch_upload(struct MHD_Connection *c, const char *repo, 
         F.streamed_patches++;
     if (!take_chunk(c, &F.sessions[id], rq, !streamed))
         return reply_error(c, 416, "BLOB_UPLOAD_INVALID", "bad range or type");
-    char loc[512], range[64];
+    char loc[4200], range[64];
     session_location(repo, id, true, loc, sizeof(loc));
     snprintf(range, sizeof(range), "0-%zu", F.sessions[id].data.len - 1);
     const char *h[] = {"Location", loc, "Range", range, NULL};
@@ -301,8 +342,15 @@ static enum MHD_Result put_upload(struct MHD_Connection *c, const char *repo, in
     if (id < 0)
         return reply_error(c, 404, "BLOB_UPLOAD_UNKNOWN", "blob upload unknown to registry");
     session *s = &F.sessions[id];
-    const char *want = arg(c, "digest");
+    const char *want = arg(c, "digest"), *st = arg(c, "_state");
     char got[80];
+    if (strcmp(repo, "query/app") == 0 && (!st || strcmp(st, "2") != 0))
+        return reply_error(c, 400, "BLOB_UPLOAD_INVALID", "stale _state");
+    if (strcmp(repo, "early/app") == 0 && want) { /* hostile: commits whatever it has */
+        end_session(id);
+        const char *h[] = {"Docker-Content-Digest", want, NULL};
+        return reply(c, 201, "", h);
+    }
     if (!take_chunk(c, s, rq, false) || !want)
         return reply_error(c, 400, "BLOB_UPLOAD_INVALID", "bad chunk");
     digest_of(s->data.ptr ? s->data.ptr : "", s->data.len, got);
@@ -347,28 +395,56 @@ static ssize_t no_body(void *cls, uint64_t pos, char *buf, size_t max)
     return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
+/* 200 with the size of repo's blob digest (badsize/app: one byte more), or 404. */
+static enum MHD_Result head_found(struct MHD_Connection *c, const char *repo, const char *digest)
+{
+    size_t size = 0;
+    if (!has_blob(repo, digest, &size))
+        return reply(c, 404, "", NULL);
+    if (strcmp(repo, "badsize/app") == 0)
+        size++;
+    /* A response of the blob's size: MHD sends its Content-Length and, for HEAD, no body. */
+    struct MHD_Response *r = MHD_create_response_from_callback(size, 4096, no_body, NULL, NULL);
+    MHD_add_response_header(r, "Docker-Content-Digest", digest);
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* redir/app answers 307, redir302/app 302, both to /storage/redir/app/<digest> on "another
+ * host" (localhost instead of 127.0.0.1). */
 static enum MHD_Result head_blob(struct MHD_Connection *c, const char *url)
 {
     F.heads++;
     const char *p = strstr(url, "/blobs/");
-    char repo[64];
-    size_t n = (size_t)(p - url - 4), size = 0;
+    char repo[64], loc[256];
+    size_t n = (size_t)(p - url - 4);
     if (n >= sizeof(repo))
         return reply(c, 404, "", NULL);
     memcpy(repo, url + 4, n);
     repo[n] = '\0';
-    if (strcmp(repo, "redir/app") == 0) {
-        const char *h[] = {"Location", "http://storage.example/x", NULL};
-        return reply(c, 307, "", h);
+    if (strcmp(repo, "redir/app") == 0 || strcmp(repo, "redir302/app") == 0) {
+        snprintf(loc, sizeof(loc), "http://localhost:%d/storage/redir/app/%s", F.port, p + 7);
+        const char *h[] = {"Location", loc, NULL};
+        return reply(c, strcmp(repo, "redir/app") == 0 ? 307 : 302, "", h);
     }
-    if (!has_blob(repo, p + 7, &size))
+    return head_found(c, repo, p + 7);
+}
+
+/* HEAD /storage/<repo>/<digest>: the blob store a HEAD was redirected to. */
+static enum MHD_Result head_storage(struct MHD_Connection *c, const char *url)
+{
+    char repo[64];
+    const char *slash = strrchr(url, '/');
+    size_t n = (size_t)(slash - url) - strlen("/storage/");
+    F.storage_heads++;
+    if (hdr(c, "Authorization")[0])
+        F.storage_auth = true;
+    if (n >= sizeof(repo))
         return reply(c, 404, "", NULL);
-    /* A response of the blob's size: MHD sends its Content-Length and, for HEAD, no body. */
-    struct MHD_Response *r = MHD_create_response_from_callback(size, 4096, no_body, NULL, NULL);
-    MHD_add_response_header(r, "Docker-Content-Digest", p + 7);
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    memcpy(repo, url + strlen("/storage/"), n);
+    repo[n] = '\0';
+    return head_found(c, repo, slash + 1);
 }
 
 /* GET of a blob of copysrc/app: F.copy_body (the test decides whether it matches the digest). */
@@ -406,8 +482,12 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *method, const
         return reply(c, 200, "{}", NULL);
     if (strcmp(url, "/token") == 0)
         return serve_token(c);
-    if (starts(url, "/v2/token/app/") && token_denied(c, method, &ret))
+    if ((starts(url, "/v2/token/app/") || starts(url, "/v2/tokfar/app/") ||
+         starts(url, "/v2/toknear/app/")) &&
+        token_denied(c, method, url, &ret))
         return ret;
+    if (starts(url, "/storage/") && strcmp(method, "HEAD") == 0)
+        return head_storage(c, url);
     if (strstr(url, "/blobs/uploads/"))
         return route_upload(c, method, url, rq);
     if (strstr(url, "/blobs/") && strcmp(method, "HEAD") == 0)
@@ -419,6 +499,16 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *method, const
     return reply_error(c, 404, "NAME_UNKNOWN", "repository name not known to registry");
 }
 
+/* early/app: a PATCH answered 202 at once, before any of its body is read. */
+static enum MHD_Result early_answer(struct MHD_Connection *c, req *rq)
+{
+    pthread_mutex_lock(&F.mu);
+    F.patches++;
+    pthread_mutex_unlock(&F.mu);
+    rq->answered = true;
+    return reply(c, 202, "", NULL);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
@@ -428,6 +518,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         rq = sw_calloc(1, sizeof(*rq));
         sw_buf_init(&rq->body, 64 * 1024 * 1024);
         *con_cls = rq;
+        if (strcmp(method, "PATCH") == 0 && starts(url, "/v2/early/app/"))
+            return early_answer(c, rq);
+        return MHD_YES;
+    }
+    if (rq->answered) { /* the rest of a body nobody reads */
+        *upload_size = 0;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -452,17 +548,64 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
-static int start_fake(void **state)
+/* The PEM text of a certificate (x) or private key (pk), sw_malloc'd. */
+static char *pem_of(X509 *x, EVP_PKEY *pk)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    char *p = NULL;
+    if (x ? PEM_write_bio_X509(b, x) : PEM_write_bio_PrivateKey(b, pk, NULL, NULL, 0, NULL, NULL)) {
+        long n = BIO_get_mem_data(b, &p);
+        p = sw_strndup(p, (size_t)n);
+    }
+    BIO_free(b);
+    return p;
+}
+
+/* A self-signed certificate for T: no client trusts it. */
+static bool make_cert(void)
+{
+    EVP_PKEY *pk = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    X509_NAME *name = X509_get_subject_name(x);
+    bool ok = pk && x && X509_set_version(x, 2) && ASN1_INTEGER_set(X509_get_serialNumber(x), 1) &&
+              X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+              X509_gmtime_adj(X509_getm_notAfter(x), 86400) && X509_set_pubkey(x, pk) &&
+              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                         (const unsigned char *)"127.0.0.1", -1, -1, 0) &&
+              X509_set_issuer_name(x, name) && X509_sign(x, pk, EVP_sha256());
+    if (ok) {
+        F.tls_cert = pem_of(x, NULL);
+        F.tls_key = pem_of(NULL, pk);
+    }
+    X509_free(x);
+    EVP_PKEY_free(pk);
+    return ok && F.tls_cert && F.tls_key;
+}
+
+/* The fake on 127.0.0.1, over HTTPS (T) when tls. */
+static struct MHD_Daemon *start_daemon(bool tls, int *port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+    struct MHD_Daemon *d =
+        tls ? MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handler, NULL,
+                               MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED, completed,
+                               NULL, MHD_OPTION_HTTPS_MEM_KEY, F.tls_key, MHD_OPTION_HTTPS_MEM_CERT,
+                               F.tls_cert, MHD_OPTION_END)
+            : MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+                               MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+    if (d)
+        *port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    return d;
+}
+
+static int start_fake(void **state)
+{
     pthread_mutex_init(&F.mu, NULL);
-    F.d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL,
-                           NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-                           MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
-    if (!F.d)
+    F.d = start_daemon(false, &F.port);
+    if (!F.d || !make_cert() || !(F.tls = start_daemon(true, &F.tls_port)))
         return -1;
-    F.port = MHD_get_daemon_info(F.d, MHD_DAEMON_INFO_BIND_PORT)->port;
     snprintf(F.host, sizeof(F.host), "127.0.0.1:%d", F.port);
     return 0;
 }
@@ -470,6 +613,9 @@ static int start_fake(void **state)
 static int stop_fake(void **state)
 {
     MHD_stop_daemon(F.d);
+    MHD_stop_daemon(F.tls);
+    sw_free(F.tls_cert);
+    sw_free(F.tls_key);
     for (int i = 0; i < MAX_SESSIONS; i++)
         if (F.sessions[i].used)
             end_session(i);
@@ -490,6 +636,8 @@ static int setup(void **state)
     F.copy_body = NULL;
     F.copy_gets = 0;
     F.streamed_patches = 0;
+    F.storage_heads = 0;
+    F.storage_auth = false;
     pthread_mutex_unlock(&F.mu);
     return 0;
 }
@@ -684,6 +832,26 @@ static void test_push__streamed_upload(void **state)
     sw_free(data);
 }
 
+/* A registry that answers the streamed PATCH at once, without reading its body: what was
+ * written (it fits in the socket pair, so no write fails) never reached it, and the commit
+ * must fail instead of PUTting an empty upload. */
+static void test_push__streamed_unread(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref repo = ref_of("early/app");
+    char digest[80];
+    unsigned char *data = pattern(100000, 14, digest);
+    sw_blob_upload *u = NULL;
+    CHECK(sw_registry_upload_start(r, &insecure, &repo, &u));
+    CHECK(sw_registry_upload_set_streamed(u));
+    CHECK(sw_registry_upload_write(u, data, 100000));
+    assert_int_equal(sw_registry_upload_commit(u, digest), SW_EUNAVAILABLE);
+    assert_non_null(strstr(sw_error_msg(), "before reading all of it"));
+    assert_int_equal(F.patches, 1);
+    assert_int_equal(F.puts, 0);
+    sw_free(data);
+}
+
 /* copy_blob: a 503 on the commit restarts the whole copy (a new GET, a new session); a body
  * whose digest is not the one asked for fails at once, and nothing is stored either way but
  * the good copy. */
@@ -746,7 +914,7 @@ static void test_push__mount(void **state)
     CHECK(sw_registry_push_blob(r, &insecure, &src, digest, data, 4000, NULL, NULL));
     bool mounted = false;
     sw_blob_upload *u = NULL;
-    CHECK(sw_registry_blob_mount(r, &insecure, &dst, digest, "plain/src", &mounted, &u));
+    CHECK(sw_registry_blob_mount(r, &insecure, &dst, digest, 4000, "plain/src", &mounted, &u));
     assert_true(mounted);
     assert_null(u);
     bool exists = false;
@@ -754,14 +922,14 @@ static void test_push__mount(void **state)
     assert_true(exists);
     /* A blob the source lacks: the registry opens a session, which we use. */
     unsigned char *m = pattern(3000, 8, missing);
-    CHECK(sw_registry_blob_mount(r, &insecure, &dst, missing, "plain/src", &mounted, &u));
+    CHECK(sw_registry_blob_mount(r, &insecure, &dst, missing, 3000, "plain/src", &mounted, &u));
     assert_false(mounted);
     assert_non_null(u);
     CHECK(sw_registry_upload_write(u, m, 3000));
     CHECK(sw_registry_upload_commit(u, missing));
     /* ... or cancel when the caller does not want it. */
     int deletes = F.deletes;
-    CHECK(sw_registry_blob_mount(r, &insecure, &dst, digest, "plain/none", &mounted, NULL));
+    CHECK(sw_registry_blob_mount(r, &insecure, &dst, digest, 4000, "plain/none", &mounted, NULL));
     assert_false(mounted);
     assert_int_equal(F.deletes, deletes + 1);
     /* The one-shot push mounts. */
@@ -773,11 +941,13 @@ static void test_push__mount(void **state)
     assert_int_equal(F.posts, posts + 1);
     assert_int_equal(F.puts, puts);
     /* Bad sources. */
-    assert_int_equal(sw_registry_blob_mount(r, &insecure, &dst, digest, "Bad Name", &mounted, NULL),
-                     SW_EINVALID);
-    assert_int_equal(sw_registry_blob_mount(r, &insecure, &dst, digest, "a/b:tag", &mounted, NULL),
-                     SW_EINVALID);
-    assert_int_equal(sw_registry_blob_mount(r, &insecure, &dst, digest, NULL, &mounted, NULL),
+    assert_int_equal(
+        sw_registry_blob_mount(r, &insecure, &dst, digest, 4000, "Bad Name", &mounted, NULL),
+        SW_EINVALID);
+    assert_int_equal(
+        sw_registry_blob_mount(r, &insecure, &dst, digest, 4000, "a/b:tag", &mounted, NULL),
+        SW_EINVALID);
+    assert_int_equal(sw_registry_blob_mount(r, &insecure, &dst, digest, 4000, NULL, &mounted, NULL),
                      SW_EINVALID);
     sw_push_stats st;
     sw_registry_push_stats(r, &st);
@@ -805,6 +975,145 @@ static void test_push__locations(void **state)
     CHECK(sw_registry_upload_commit(u, digest));
     assert_true(F.min_patch >= 100000);
     sw_free(data);
+}
+
+/* Locations a hostile or unusual registry may send: a query-only reference (it keeps the
+ * session's path), fragments (curl would drop the ?digest= appended after one), and one so long
+ * that the commit's URL would not fit (refused where it is read, not at the commit). */
+static void test_push__odd_locations(void **state)
+{
+    sw_registry *r = *state;
+    const char *repos[] = {"query/app", "frag/app"};
+    char digest[80];
+    unsigned char *data = pattern(100000, 15, digest);
+    for (size_t i = 0; i < 2; i++) {
+        sw_ref repo = ref_of(repos[i]);
+        sw_blob_upload *u = NULL;
+        CHECK(sw_registry_upload_start(r, &insecure, &repo, &u));
+        sw_registry_upload_set_chunk_size(u, 65536); /* one PATCH, then the PUT */
+        CHECK(sw_registry_upload_write(u, data, 100000));
+        CHECK(sw_registry_upload_commit(u, digest));
+        assert_true(has_blob(repos[i], digest, NULL));
+    }
+    assert_int_equal(F.patches, 2);
+    assert_int_equal(F.puts, 2);
+    sw_ref repo = ref_of("longloc/app");
+    sw_blob_upload *u = NULL;
+    assert_int_equal(sw_registry_upload_start(r, &insecure, &repo, &u), SW_EUNSUPPORTED);
+    assert_non_null(strstr(sw_error_msg(), "upload Location too long"));
+    assert_null(u);
+    sw_free(data);
+}
+
+/* A HEAD is only believed when 2xx: a 307 to storage is followed (without credentials), a 302
+ * is not, and a blob of another size than ours is not ours. */
+static void test_push__head_redirects_and_sizes(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref redir = ref_of("redir/app"), r302 = ref_of("redir302/app");
+    char digest[80], absent[80];
+    unsigned char *data = pattern(5000, 16, digest);
+    digest_of("absent", 6, absent);
+    pthread_mutex_lock(&F.mu);
+    add_blob("redir/app", digest, 5000);
+    pthread_mutex_unlock(&F.mu);
+    bool exists = true;
+    int64_t size = 0;
+    CHECK(sw_registry_blob_exists(r, &insecure, &redir, digest, &exists, &size));
+    assert_true(exists);
+    assert_int_equal(size, 5000);
+    CHECK(sw_registry_blob_exists(r, &insecure, &redir, absent, &exists, &size));
+    assert_false(exists);
+    assert_int_equal(F.storage_heads, 2);
+    assert_false(F.storage_auth);
+    CHECK(sw_registry_blob_exists(r, &insecure, &r302, digest, &exists, &size));
+    assert_false(exists);
+    assert_int_equal(size, -1);
+    assert_int_equal(F.storage_heads, 2); /* a 302 is not followed */
+    /* badsize/app reports one byte more than it has: the push uploads again. */
+    sw_ref bad = ref_of("badsize/app");
+    sw_blob_pushed how = 0;
+    CHECK(sw_registry_push_blob(r, &insecure, &bad, digest, data, 5000, NULL, &how));
+    assert_int_equal(how, SW_BLOB_UPLOADED);
+    CHECK(sw_registry_push_blob(r, &insecure, &bad, digest, data, 5000, NULL, &how));
+    assert_int_equal(how, SW_BLOB_UPLOADED);
+    assert_int_equal(F.puts, 2);
+    sw_free(data);
+}
+
+/* A mount answered 201 without Docker-Content-Digest is checked by a HEAD: nodigest/ok did
+ * mount, nodigest/lie did not (the push then uploads). */
+static void test_push__mount_unconfirmed(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref src = ref_of("plain/src2"), ok = ref_of("nodigest/ok"), lie = ref_of("nodigest/lie");
+    char digest[80];
+    unsigned char *data = pattern(4000, 17, digest);
+    CHECK(sw_registry_push_blob(r, &insecure, &src, digest, data, 4000, NULL, NULL));
+    bool mounted = false;
+    sw_blob_upload *u = NULL;
+    CHECK(sw_registry_blob_mount(r, &insecure, &ok, digest, 4000, "plain/src2", &mounted, &u));
+    assert_true(mounted);
+    assert_null(u);
+    /* The right blob but another size than the caller's: not mounted. */
+    CHECK(sw_registry_blob_mount(r, &insecure, &ok, digest, 4001, "plain/src2", &mounted, &u));
+    assert_false(mounted);
+    assert_null(u);
+    CHECK(sw_registry_blob_mount(r, &insecure, &lie, digest, 4000, "plain/src2", &mounted, &u));
+    assert_false(mounted);
+    assert_null(u);
+    sw_blob_pushed how = 0;
+    CHECK(sw_registry_push_blob(r, &insecure, &lie, digest, data, 4000, "plain/src2", &how));
+    assert_int_equal(how, SW_BLOB_UPLOADED);
+    assert_true(has_blob("nodigest/lie", digest, NULL));
+    sw_push_stats st;
+    sw_registry_push_stats(r, &st);
+    assert_int_equal(st.mounts, 1);
+    sw_free(data);
+}
+
+static bool stop_now(void)
+{
+    return true;
+}
+
+/* A stop request ends the pause before a restart: no new session after the first failure. */
+static void test_push__restart_pause_stops(void **state)
+{
+    sw_registry *r;
+    sw_registry_opts o = {.timeout_ms = 5000, .retries = 2, .stop = stop_now};
+    CHECK(sw_registry_new(&r, &o));
+    sw_ref repo = ref_of("flaky/app");
+    char digest[80];
+    unsigned char *data = pattern(20000, 18, digest);
+    F.fail_puts = 10;
+    assert_int_equal(sw_registry_push_blob(r, &insecure, &repo, digest, data, 20000, NULL, NULL),
+                     SW_EUNAVAILABLE);
+    assert_int_equal(F.posts, 1);
+    assert_int_equal(F.puts, 1);
+    sw_registry_free(r);
+    sw_free(data);
+}
+
+/* An insecure registry's token realm on another host keeps TLS verification (T's certificate
+ * is self-signed: refused); on the registry's own endpoint (reached on T) insecure applies. */
+static void test_push__realm_tls(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref far = ref_of("tokfar/app"), near;
+    char s[128], digest[80];
+    bool exists = true;
+    digest_of("realm", 5, digest);
+    assert_int_equal(sw_registry_blob_exists(r, &insecure, &far, digest, &exists, NULL),
+                     SW_EUNAVAILABLE);
+    snprintf(s, sizeof(s), "TLS verification of localhost:%d failed", F.tls_port);
+    assert_non_null(strstr(sw_error_msg(), s));
+    assert_int_equal(F.tokens, 0);
+    snprintf(s, sizeof(s), "127.0.0.1:%d/toknear/app", F.tls_port);
+    assert_int_equal(sw_ref_parse(s, &near), 0);
+    CHECK(sw_registry_blob_exists(r, &insecure, &near, digest, &exists, NULL));
+    assert_false(exists);
+    assert_int_equal(F.tokens, 1);
 }
 
 static void test_push__fd(void **state)
@@ -907,15 +1216,10 @@ static void test_push__manifests(void **state)
 static void test_push__head_and_arguments(void **state)
 {
     sw_registry *r = *state;
-    sw_ref repo = ref_of("redir/app");
+    sw_ref repo = ref_of("plain/app");
     char digest[80];
     digest_of("y", 1, digest);
     bool exists = false;
-    int64_t size = 0;
-    CHECK(sw_registry_blob_exists(r, &insecure, &repo, digest, &exists, &size));
-    assert_true(exists); /* a redirect to storage means the registry has it */
-    assert_int_equal(size, -1);
-    repo = ref_of("plain/app");
     CHECK(sw_registry_blob_exists(r, &insecure, &repo, digest, &exists, NULL));
     assert_false(exists);
     assert_int_equal(sw_registry_blob_exists(r, &insecure, &repo, "md5:1", &exists, NULL),
@@ -943,8 +1247,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_push__one_shot_restarts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__copy_blob, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__streamed_upload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__streamed_unread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__mount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__locations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__odd_locations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__head_redirects_and_sizes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__mount_unconfirmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__restart_pause_stops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push__realm_tls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__fd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__bearer_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_push__manifests, setup, teardown),
