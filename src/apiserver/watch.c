@@ -214,7 +214,9 @@ static int catch_up(watcher *w, int64_t rev)
     sw_store_watcher *sw = NULL;
     sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
     int error = sw_store_watch(w->api->store, prefix, rev, catchup_cb, w, &sw);
-    sw_store_watch_cancel(w->api->store, sw);
+    /* The backlog holds every event through `covered`; the ring continues after exactly that
+     * revision (the head read any later could pass events that reached neither). */
+    int64_t covered = sw_store_watch_cancel(w->api->store, sw);
     if (error < 0)
         return error;
     if (w->nbacklog > MAX_CATCHUP) {
@@ -223,8 +225,8 @@ static int catch_up(watcher *w, int64_t rev)
     }
     int64_t last = w->nbacklog ? w->backlog[w->nbacklog - 1]->rev : rev;
     int64_t floor;
-    if (last < sw_store_current_revision(w->api->store))
-        last = sw_store_current_revision(w->api->store);
+    if (last < covered)
+        last = covered;
     error = sw_watchcache_seek(w->api->cache, last, &w->cur, &floor);
     return error < 0 ? sw_error_set(SW_EGONE, "too old resource version: %lld", (long long)rev) : 0;
 }

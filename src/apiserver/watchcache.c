@@ -76,6 +76,9 @@ sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev)
     sw_buf_printf(&b, "{\"type\":\"%s\",\"object\":", sw_wevent_type_name(ev->type));
     size_t off = b.len;
     if (sw_api_render(api, k, ev->key, ev->value, ev->value_len, ev->rev, &b) < 0) {
+        /* a stored value that does not render: watchers miss this revision, so say so loudly */
+        sw_log(SW_LOG_ERROR, "watch: revision %lld of %s cannot be rendered, watchers miss it: %s",
+               (long long)ev->rev, ev->key, sw_error_msg());
         sw_buf_dispose(&b);
         return NULL;
     }

@@ -992,7 +992,7 @@ done:
     return 0;
 }
 
-static void sq_watch_cancel(sw_store *base, sw_store_watcher *w)
+static int64_t sq_watch_cancel(sw_store *base, sw_store_watcher *w)
 {
     sq_store *s = sq_of(base);
     pthread_mutex_lock(&s->write_mu);
@@ -1002,9 +1002,14 @@ static void sq_watch_cancel(sw_store *base, sw_store_watcher *w)
             break;
         }
     }
+    /* batches commit and deliver under write_mu: every revision up to the head was delivered */
+    int64_t head = atomic_load(&s->rev);
+    if (head < w->last_rev)
+        head = w->last_rev;
     pthread_mutex_unlock(&s->write_mu);
     sw_free(w->prefix);
     sw_free(w);
+    return head;
 }
 
 /* ---- compaction ---- */

@@ -35,10 +35,9 @@ int sw_store_watch(sw_store *s, const char *prefix, int64_t after_rev, sw_store_
     return s->ops->watch(s, prefix, after_rev, fn, payload, out);
 }
 
-void sw_store_watch_cancel(sw_store *s, sw_store_watcher *w)
+int64_t sw_store_watch_cancel(sw_store *s, sw_store_watcher *w)
 {
-    if (w)
-        s->ops->watch_cancel(s, w);
+    return w ? s->ops->watch_cancel(s, w) : 0;
 }
 
 int sw_store_compact(sw_store *s, int64_t target_rev)

@@ -69,7 +69,10 @@ struct sw_store_ops {
      * live ones. SW_EGONE if after_rev < the compacted revision. */
     int (*watch)(sw_store *s, const char *prefix, int64_t after_rev, sw_store_event_fn fn,
                  void *payload, sw_store_watcher **out);
-    void (*watch_cancel)(sw_store *s, sw_store_watcher *w);
+    /* Stops the watcher; returns the revision through which it was given every event under
+     * its prefix (the head when it stopped): a caller that continues from another source must
+     * continue after exactly that revision. */
+    int64_t (*watch_cancel)(sw_store *s, sw_store_watcher *w);
     /* Drops history at or below target (superseded versions, tombstones); watches and lists at
      * revisions below target then get SW_EGONE. */
     int (*compact)(sw_store *s, int64_t target_rev);
@@ -101,7 +104,7 @@ int sw_store_update(sw_store *s, const char *key, const char *value, size_t len,
 int sw_store_delete(sw_store *s, const char *key, int64_t expected_rev, int64_t *rev_out);
 int sw_store_watch(sw_store *s, const char *prefix, int64_t after_rev, sw_store_event_fn fn,
                    void *payload, sw_store_watcher **out);
-void sw_store_watch_cancel(sw_store *s, sw_store_watcher *w);
+int64_t sw_store_watch_cancel(sw_store *s, sw_store_watcher *w); /* 0 for NULL */
 int sw_store_compact(sw_store *s, int64_t target_rev);
 int64_t sw_store_current_revision(sw_store *s);
 int64_t sw_store_compacted_revision(sw_store *s);

@@ -481,7 +481,10 @@ static void test_compaction(void **state)
     int64_t r8 = put(s, "/c/c", "c2", r6);
     assert_true(r8 > r7);
     assert_true(rec_wait(&rec, r8));
-    sw_store_watch_cancel(s, w);
+    int64_t other = put_new(s, "/other/x", "x"); /* outside the prefix: covered, not delivered */
+    /* cancel says through which revision the watcher was given every event of its prefix */
+    assert_int_equal(sw_store_watch_cancel(s, w), other);
+    assert_int_equal(rec_count(&rec), 2);
     rec_dispose(&rec);
 
     assert_int_equal(sw_store_compact(s, r8), 0); /* a second compaction, up to the head */
