@@ -14,10 +14,13 @@
 #include "util/str.h"
 #include "util/time.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_CATCHUP 100000
+#define MAX_CATCHUP 100000                    /* events replayed from the store for one watch */
+#define MAX_CATCHUP_BYTES (64u * 1024 * 1024) /* ... and their encoded size */
+#define MAX_CATCHUPS 2 /* watches replaying at once: the reader pool stays free for requests */
 #define BOOKMARK_MS 5000
 #define TAKE_BATCH 64
 
@@ -32,7 +35,7 @@ typedef struct watcher {
     sw_buf out;       /* encoded bytes not yet handed to HTTP */
     size_t out_off;
     sw_wevent **backlog; /* catch-up events from the store, sent before the ring */
-    size_t nbacklog, backlog_off, backlog_cap;
+    size_t nbacklog, backlog_off, backlog_cap, backlog_bytes;
     bool bookmarks, table, headers_sent, ended;
     bool filtered; /* has a label or field selector */
     int64_t deadline_ms, next_bookmark_ms;
@@ -193,13 +196,14 @@ static long watcher_next(void *state, char *buf, size_t max)
 static void catchup_cb(const sw_store_event *ev, void *payload)
 {
     watcher *w = payload;
-    if (w->nbacklog >= MAX_CATCHUP) {
+    if (w->nbacklog >= MAX_CATCHUP || w->backlog_bytes > MAX_CATCHUP_BYTES) {
         w->nbacklog = MAX_CATCHUP + 1; /* overflow marker, checked by the caller */
         return;
     }
     sw_wevent *e = sw_wevent_new(w->api, ev);
     if (!e)
         return;
+    w->backlog_bytes += e->len;
     if (w->nbacklog == w->backlog_cap) {
         w->backlog_cap = w->backlog_cap ? w->backlog_cap * 2 : 256;
         w->backlog = sw_realloc(w->backlog, w->backlog_cap * sizeof(*w->backlog));
@@ -207,16 +211,44 @@ static void catchup_cb(const sw_store_event *ev, void *payload)
     w->backlog[w->nbacklog++] = e;
 }
 
-/* Events after rev that already left the ring come from the store's history. */
+/* At most MAX_CATCHUPS replays at once (each holds a pooled reader, then the write lock for
+ * its tail): more watches from old revisions wait here instead of starving requests. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    int running;
+} g_catchups = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+static void catchup_enter(void)
+{
+    pthread_mutex_lock(&g_catchups.mu);
+    while (g_catchups.running >= MAX_CATCHUPS)
+        pthread_cond_wait(&g_catchups.cond, &g_catchups.mu);
+    g_catchups.running++;
+    pthread_mutex_unlock(&g_catchups.mu);
+}
+
+static void catchup_leave(void)
+{
+    pthread_mutex_lock(&g_catchups.mu);
+    g_catchups.running--;
+    pthread_cond_signal(&g_catchups.cond);
+    pthread_mutex_unlock(&g_catchups.mu);
+}
+
+/* Events after rev that already left the ring come from the store's history: at most
+ * MAX_CATCHUP of them and MAX_CATCHUP_BYTES encoded, else 410 (the client lists again). */
 static int catch_up(watcher *w, int64_t rev)
 {
     char prefix[600];
     sw_store_watcher *sw = NULL;
     sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
+    catchup_enter();
     int error = sw_store_watch(w->api->store, prefix, rev, catchup_cb, w, &sw);
     /* The backlog holds every event through `covered`; the ring continues after exactly that
      * revision (the head read any later could pass events that reached neither). */
     int64_t covered = sw_store_watch_cancel(w->api->store, sw);
+    catchup_leave();
     if (error < 0)
         return error;
     if (w->nbacklog > MAX_CATCHUP) {
