@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#define QUEUE_MAX_BYTES (256u * 1024 * 1024) /* store events waiting to be rendered */
+
 /* A store event copied off the writer's thread, waiting for the dispatcher. */
 typedef struct raw_event {
     struct raw_event *next;
@@ -32,7 +34,9 @@ struct sw_watchcache {
     _Atomic uint32_t wake; /* bumped (under mu, write) on every change; watchers futex-wait on it */
     pthread_mutex_t qmu;   /* the raw queue */
     pthread_cond_t qcond;
+    pthread_cond_t qspace; /* the queue fell below QUEUE_MAX_BYTES (or the cache stops) */
     raw_event *qhead, *qtail;
+    size_t qbytes; /* taken by the dispatcher's current batch or waiting in the queue */
     pthread_t dispatcher;
     bool dispatching;
     bool qstop;
@@ -198,6 +202,11 @@ static void on_event(const sw_store_event *ev, void *payload)
     p = copy_in(p, ev->value, ev->value_len, &r->ev.value);
     copy_in(p, ev->prev_value, ev->prev_value_len, &r->ev.prev_value);
     pthread_mutex_lock(&c->qmu);
+    /* Backpressure: if rendering falls this far behind the commits, the committing writer
+     * waits here (the dispatcher never needs the store) instead of memory growing without end. */
+    while (c->qbytes > QUEUE_MAX_BYTES && !c->qstop)
+        pthread_cond_wait(&c->qspace, &c->qmu);
+    c->qbytes += need;
     if (c->qtail) {
         c->qtail->next = r; /* the dispatcher is already awake for the earlier ones */
     } else {
@@ -219,6 +228,8 @@ static void *dispatcher_main(void *arg)
         if (!r)
             break;
         c->qhead = c->qtail = NULL;
+        c->qbytes = 0; /* this batch is bounded by the cap: writers may queue the next one */
+        pthread_cond_broadcast(&c->qspace);
         pthread_mutex_unlock(&c->qmu);
         while (r) {
             raw_event *next = r->next;
@@ -243,6 +254,7 @@ int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
     pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&c->qmu, NULL);
     pthread_cond_init(&c->qcond, NULL);
+    pthread_cond_init(&c->qspace, NULL);
     c->api = api;
     c->cap = ring_cap;
     c->ring = sw_calloc(ring_cap, sizeof(*c->ring));
@@ -277,6 +289,7 @@ void sw_watchcache_free(sw_watchcache *c)
         pthread_mutex_lock(&c->qmu);
         c->qstop = true;
         pthread_cond_signal(&c->qcond);
+        pthread_cond_broadcast(&c->qspace);
         pthread_mutex_unlock(&c->qmu);
         pthread_join(c->dispatcher, NULL); /* drains what was queued first */
     }
@@ -285,6 +298,7 @@ void sw_watchcache_free(sw_watchcache *c)
     sw_free(c->ring);
     pthread_rwlock_destroy(&c->mu);
     pthread_cond_destroy(&c->qcond);
+    pthread_cond_destroy(&c->qspace);
     pthread_mutex_destroy(&c->qmu);
     sw_free(c);
 }
