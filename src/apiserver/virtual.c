@@ -90,7 +90,12 @@ static int obj_del(sw_objects *o, const sw_kind *k, const char *ns, const char *
     char key[600];
     int64_t rev;
     sw_api_key(k, ns, name, key, sizeof(key));
-    return o->dry_run ? 0 : sw_store_delete(api_of(o)->store, key, 0, &rev);
+    if (o->dry_run)
+        return 0;
+    int error = sw_store_delete(api_of(o)->store, key, 0, &rev);
+    if (error == 0 && k->removed)
+        k->removed(&api_of(o)->kctx, ns, name);
+    return error;
 }
 
 static sw_objects *obj_hold(sw_objects *o);
@@ -173,15 +178,20 @@ void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_
     json_decref(out);
 }
 
-void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
-                         sw_response *resp)
+void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     api_objects ao;
     sw_subresp out = {0};
-    sw_subreq sr = {.method = req->method, .ns = rt->has_ns ? rt->ns : NULL, .name = rt->name,
-                    .rest = rt->rest, .content_type = req->content_type, .body = req->body,
-                    .body_len = req->body_len, .body_file = req->body_file,
-                    .query = req->query, .header = req->header,
+    sw_subreq sr = {.method = req->method,
+                    .ns = rt->has_ns ? rt->ns : NULL,
+                    .name = rt->name,
+                    .rest = rt->rest,
+                    .content_type = req->content_type,
+                    .body = req->body,
+                    .body_len = req->body_len,
+                    .body_file = req->body_file,
+                    .query = req->query,
+                    .header = req->header,
                     .conn = req->conn};
     objects_init(&ao, api, sw_rest_dry_run(req));
     int error = rt->subres->handle(&api->kctx, &ao.base, &sr, &out);

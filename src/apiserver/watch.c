@@ -36,6 +36,7 @@ typedef struct watcher {
     size_t out_off;
     sw_wevent **backlog; /* catch-up events from the store, sent before the ring */
     size_t nbacklog, backlog_off, backlog_cap, backlog_bytes;
+    bool backlog_over; /* the replay passed MAX_CATCHUP or MAX_CATCHUP_BYTES: 410 */
     bool bookmarks, table, headers_sent, ended;
     bool filtered; /* has a label or field selector */
     int64_t deadline_ms, next_bookmark_ms;
@@ -196,8 +197,8 @@ static long watcher_next(void *state, char *buf, size_t max)
 static void catchup_cb(const sw_store_event *ev, void *payload)
 {
     watcher *w = payload;
-    if (w->nbacklog >= MAX_CATCHUP || w->backlog_bytes > MAX_CATCHUP_BYTES) {
-        w->nbacklog = MAX_CATCHUP + 1; /* overflow marker, checked by the caller */
+    if (w->backlog_over || w->nbacklog >= MAX_CATCHUP || w->backlog_bytes > MAX_CATCHUP_BYTES) {
+        w->backlog_over = true; /* checked by the caller; nbacklog stays the events held */
         return;
     }
     sw_wevent *e = sw_wevent_new(w->api, ev);
@@ -251,10 +252,8 @@ static int catch_up(watcher *w, int64_t rev)
     catchup_leave();
     if (error < 0)
         return error;
-    if (w->nbacklog > MAX_CATCHUP) {
-        w->nbacklog = MAX_CATCHUP;
+    if (w->backlog_over)
         return sw_error_set(SW_EGONE, "too old resource version: %lld", (long long)rev);
-    }
     int64_t last = w->nbacklog ? w->backlog[w->nbacklog - 1]->rev : rev;
     int64_t floor;
     if (last < covered)

@@ -133,9 +133,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
                 return sw_error_set(SW_EINVALID,
                                     "--max-scheduled-imports-per-minute: expected a count");
         } else if ((v = flag_value(argc, argv, &i, "--max-running-builds"))) {
-            if (sw_str_to_i64(v, &f->max_running_builds) < 0 || f->max_running_builds < 1 ||
+            if (sw_str_to_i64(v, &f->max_running_builds) < 0 || f->max_running_builds < 0 ||
                 f->max_running_builds > 10000)
-                return sw_error_set(SW_EINVALID, "--max-running-builds: expected 1 to 10000");
+                return sw_error_set(SW_EINVALID,
+                                    "--max-running-builds: expected 1 to 10000 (0: the default)");
         } else if (!strcmp(argv[i], "--plain-http")) {
             f->plain_http = true;
         } else if ((v = flag_value(argc, argv, &i, "--data-dir"))) {

@@ -546,6 +546,8 @@ static int wait_done(sw_cli *cli, const char *name)
     int error = 0, drops = 0;
     for (;;) {
         error = wait_look(cli, &w, rv, sizeof(rv));
+        if (error == 0)
+            drops = 0; /* the server answers: only drops in a row count */
         if (error == 0 && !w.phase[0] && !w.deleted)
             error = sw_watch_run(NULL, cli->client, &sw_cli_res_builds, cli->ns, &wo,
                                  on_build_event, &w);

@@ -187,17 +187,23 @@ void sw_build__runner_done(sw_build_controller *ctl, sw_build__runner *r)
     if (r->run)
         ctl->strategy->forget(ctl->strategy->self, r->run);
     sw_free(r);
+    /* The slot is free first (a requeued build must find it), then the builds refused for the
+     * cap are requeued; `requeuing` keeps the controller's free from freeing the queue under
+     * us (it waits for both counts to reach 0). */
     pthread_mutex_lock(&ctl->mu);
     ctl->nrunners--;
+    ctl->requeuing++;
     json_t *waiting = ctl->deferred;
     ctl->deferred = json_object();
-    pthread_cond_broadcast(&ctl->cond);
     pthread_mutex_unlock(&ctl->mu);
     const char *key;
     json_t *v;
-    json_object_foreach(waiting, key, v) /* a slot is free: their builds may start now */
-        sw_workqueue_add(ctl->queue, key);
+    json_object_foreach(waiting, key, v) sw_workqueue_add(ctl->queue, key);
     json_decref(waiting);
+    pthread_mutex_lock(&ctl->mu);
+    ctl->requeuing--;
+    pthread_cond_broadcast(&ctl->cond);
+    pthread_mutex_unlock(&ctl->mu);
 }
 
 static bool owned(sw_build_controller *ctl, const json_t *build)
@@ -1293,7 +1299,7 @@ void sw_build_controller_free(sw_build_controller *ctl)
         pthread_join(ctl->workers[i], NULL);
     /* Runners see `stopping`, kill their builders and leave. */
     pthread_mutex_lock(&ctl->mu);
-    while (ctl->nrunners > 0)
+    while (ctl->nrunners > 0 || ctl->requeuing > 0)
         pthread_cond_wait(&ctl->cond, &ctl->mu);
     pthread_mutex_unlock(&ctl->mu);
     sw_informer_free(ctl->builds);

@@ -40,10 +40,11 @@ struct sw_build_controller {
     sw_workqueue *queue;
     pthread_t *workers;
     int nworkers;
-    pthread_mutex_t mu; /* runners, nrunners, stopping, runner->deleted */
+    pthread_mutex_t mu; /* runners, nrunners, requeuing, deferred, stopping, runner->deleted */
     pthread_cond_t cond;
     sw_build__runner *runners;
     int nrunners; /* reserved runners not yet done (unlinked ones included) */
+    int requeuing; /* runner_done calls still requeueing deferred builds */
     int max_running;
     json_t *deferred; /* queue keys of builds refused for max_running (an object as a set) */
     bool stopping;

@@ -70,6 +70,14 @@ static int write_private(const char *dir, const char *name, const char *data, si
     return 0;
 }
 
+/* This process's pid namespace (the inode of /proc/self/ns/pid): a pid only names a process
+ * within one namespace (servers in containers may share a /tmp). */
+static uint64_t pid_ns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
 /* The argument vector; strings point into files[] and the build, which outlive the spawn. */
 typedef struct spawn_args {
     const char *path; /* what is executed; argv[0] is what `ps` shows */
@@ -89,8 +97,9 @@ static void arg(spawn_args *a, const char *s)
 static int prepare(proc_strategy *ps, proc_run *r, const json_t *build, const char *token,
                    const sw_build_env *env, spawn_args *a)
 {
-    char owner[32], path[PATH_MAX];
-    int n = snprintf(owner, sizeof(owner), "%ld\n", (long)getpid());
+    char owner[64], path[PATH_MAX];
+    int n =
+        snprintf(owner, sizeof(owner), "%ld %llu\n", (long)getpid(), (unsigned long long)pid_ns());
     int error = write_private(r->dir, "owner", owner, (size_t)n, path, sizeof(path));
     if (error == 0)
         error = write_private(r->dir, "token", token, strlen(token), a->token, sizeof(a->token));
@@ -313,20 +322,31 @@ static void proc_free(void *self)
 }
 
 /* The pid in dir/name, or 0. */
-static long read_pid(const char *dir, const char *name)
+/* The pid at the start of dir/name, or 0; *ns (if not NULL) gets the number after it (the
+ * pid namespace the owner wrote, see pid_ns), 0 when absent. */
+static long read_pid(const char *dir, const char *name, uint64_t *ns)
 {
-    char path[PATH_MAX], text[32] = "";
+    char path[PATH_MAX], text[64] = "";
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
     if (fd >= 0)
         close(fd);
-    int64_t v = 0;
+    uint64_t v = 0, inode = 0;
+    const char *p = text;
     if (n <= 0)
         return 0;
     text[n] = '\0';
-    text[strcspn(text, "\n")] = '\0';
-    return sw_str_to_i64(text, &v) == 0 && v > 1 && v < INT32_MAX ? (long)v : 0;
+    if (sw_parse_u64(&p, INT32_MAX, &v) < 0 || v < 2)
+        return 0;
+    if (*p == ' ') {
+        p++;
+        if (sw_parse_u64(&p, UINT64_MAX, &inode) < 0)
+            inode = 0;
+    }
+    if (ns)
+        *ns = inode;
+    return (long)v;
 }
 
 /* Whether process pid runs with dir in its command line (its --token-file): the pid of a
@@ -361,9 +381,11 @@ static void sweep_orphans(const char *tmp)
         if (!sw_str_prefix(e->d_name, "slipway-build-"))
             continue;
         snprintf(dir, sizeof(dir), "%s/%s", tmp, e->d_name);
-        long owner = read_pid(dir, "owner"), builder = read_pid(dir, "builder");
-        if (!owner || owner == (long)getpid() || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
-            continue;
+        uint64_t ns = 0;
+        long owner = read_pid(dir, "owner", &ns), builder = read_pid(dir, "builder", NULL);
+        if (!owner || ns != pid_ns() || owner == (long)getpid() || kill((pid_t)owner, 0) == 0 ||
+            errno != ESRCH)
+            continue; /* alive, or another namespace's pid: not ours to judge */
         if (builder && runs_in(builder, dir))
             kill(-(pid_t)builder, SIGKILL);
         sw_log(SW_LOG_INFO, "removed %s, left by a server (pid %ld) that is gone", dir, owner);
