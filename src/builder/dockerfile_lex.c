@@ -7,6 +7,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/str.h"
 
 #include <string.h>
 
@@ -14,11 +15,7 @@
 
 static uint64_t hash_name(uint64_t seed, const char *s, size_t n)
 {
-    uint64_t h = 14695981039346656037ull ^ seed;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
+    uint64_t h = sw_fnv1a(SW_FNV1A_OFFSET ^ seed, s, n);
     return h ^ (h >> 29);
 }
 

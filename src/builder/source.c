@@ -56,10 +56,7 @@ struct sw_source {
 
 static uint64_t hash_path(const char *p)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return h;
+    return sw_fnv1a(SW_FNV1A_OFFSET, p, strlen(p));
 }
 
 static sw_src_node *index_get(const sw_source *s, const char *path)

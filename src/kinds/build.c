@@ -329,8 +329,8 @@ static int build_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 static void build_committed(const sw_kind_ctx *ctx, const json_t *obj)
 {
     (void)ctx;
-    (void)obj;
-    sw_build_log_wake();
+    sw_build_log_wake(sw_json_str_at(obj, "metadata.namespace"),
+                      sw_json_str_at(obj, "metadata.name"));
 }
 
 /* Phases only move forward: New, Pending, Running, then one of the four final ones. */
@@ -353,7 +353,7 @@ static void build_removed(const sw_kind_ctx *ctx, const char *ns, const char *na
         return;
     sw_build_source_remove(ctx, ns, name);
     sw_build_log_remove(ctx, ns, name);
-    sw_build_log_wake();
+    sw_build_log_wake(ns, name);
 }
 
 /* A finished build's phase never changes; phases are OpenShift's seven. */

@@ -25,9 +25,9 @@ int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
                          sw_subresp *out);
 int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                        sw_subresp *out);
-/* Wakes every build log reader waiting for a build to start, for more log or for its end
- * (called when a log grows and when a build is written). */
-void sw_build_log_wake(void);
+/* Wakes the log readers of build ns/name waiting for it to start, for more log or for its end
+ * (called when its log grows and when it is written or deleted). */
+void sw_build_log_wake(const char *ns, const char *name);
 /* Remove a deleted Build's log and uploaded source files (no error when absent). */
 void sw_build_log_remove(const sw_kind_ctx *ctx, const char *ns, const char *name);
 void sw_build_source_remove(const sw_kind_ctx *ctx, const char *ns, const char *name);

@@ -73,7 +73,7 @@ static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
     close(fd);
     if (w < 0 || (size_t)w != r->body_len)
         return sw_error_set(SW_ERROR, "cannot write the build log: %s", strerror(errno));
-    sw_build_log_wake();
+    sw_build_log_wake(r->ns, r->name);
     return 0;
 }
 
@@ -83,13 +83,17 @@ static bool started(const char *phase)
 }
 
 /* Readers wait for a change here instead of sleeping: every log append and every stored
- * build bumps `changes`. A reader samples it before it looks, so a change between its look and
- * its wait is never missed; the wait is still bounded (WAIT_MAX_MS) as a safety net. */
+ * Build bumps the counter of its build's bucket (builds hash into LOG_BUCKETS). A reader
+ * samples its bucket before it looks, so a change between its look and its wait is never
+ * missed, and a change to other builds wakes it only to see its bucket unchanged and sleep
+ * again, without touching the log or the store. The wait is still bounded (WAIT_MAX_MS). */
+#define LOG_BUCKETS 256
+
 static struct {
     pthread_once_t once;
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    uint64_t changes;
+    uint64_t changes[LOG_BUCKETS];
 } g_log = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void log_init(void)
@@ -97,30 +101,41 @@ static void log_init(void)
     sw_time_cond_init(&g_log.cond);
 }
 
-static uint64_t log_changes(void)
+/* The bucket of build ns/name. */
+static size_t log_bucket(const char *ns, const char *name)
+{
+    ns = ns ? ns : "";
+    name = name ? name : "";
+    uint64_t h = sw_fnv1a(SW_FNV1A_OFFSET, ns, strlen(ns));
+    h = sw_fnv1a(sw_fnv1a(h, "/", 1), name, strlen(name));
+    return (size_t)(h % LOG_BUCKETS);
+}
+
+static uint64_t log_changes(size_t bucket)
 {
     pthread_once(&g_log.once, log_init);
     pthread_mutex_lock(&g_log.mu);
-    uint64_t c = g_log.changes;
+    uint64_t c = g_log.changes[bucket];
     pthread_mutex_unlock(&g_log.mu);
     return c;
 }
 
-void sw_build_log_wake(void)
+void sw_build_log_wake(const char *ns, const char *name)
 {
+    size_t bucket = log_bucket(ns, name);
     pthread_once(&g_log.once, log_init);
     pthread_mutex_lock(&g_log.mu);
-    g_log.changes++;
+    g_log.changes[bucket]++;
     pthread_cond_broadcast(&g_log.cond);
     pthread_mutex_unlock(&g_log.mu);
 }
 
-/* Waits until something changed since `seen` (a log_changes() value), at most ms. */
-static void log_wait(uint64_t seen, int64_t ms)
+/* Waits until the bucket changed since `seen` (a log_changes() value), at most ms. */
+static void log_wait(size_t bucket, uint64_t seen, int64_t ms)
 {
     struct timespec until = sw_time_mono_deadline(ms);
     pthread_mutex_lock(&g_log.mu);
-    while (g_log.changes == seen &&
+    while (g_log.changes[bucket] == seen &&
            pthread_cond_timedwait(&g_log.cond, &g_log.mu, &until) != ETIMEDOUT)
         ;
     pthread_mutex_unlock(&g_log.mu);
@@ -130,9 +145,10 @@ static void log_wait(uint64_t seen, int64_t ms)
 static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, size_t n)
 {
     int64_t deadline = sw_time_mono_ms() + START_WAIT_MS;
+    size_t bucket = log_bucket(r->ns, r->name);
     for (;;) {
         json_t *b = NULL;
-        uint64_t seen = log_changes();
+        uint64_t seen = log_changes(bucket);
         if (o->get(o, &sw_kind_build, r->ns, r->name, &b) < 0)
             return NULL;
         sw_strlcpy(phase, sw_json_str_at(b, "status.phase") ?: "New", n);
@@ -140,7 +156,7 @@ static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, 
         int64_t left = deadline - sw_time_mono_ms();
         if (started(phase) || left <= 0)
             return phase;
-        log_wait(seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
+        log_wait(bucket, seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
     }
 }
 
@@ -228,8 +244,9 @@ static long follower_next(void *state, char *buf, size_t max)
 {
     follower *f = state;
     int64_t deadline = sw_time_mono_ms() + FOLLOW_IDLE_MS;
+    size_t bucket = log_bucket(f->ns, f->name);
     for (;;) {
-        uint64_t seen = log_changes();
+        uint64_t seen = log_changes(bucket);
         int fd = open(f->path, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? pread(fd, buf, max, f->off) : 0;
         if (fd >= 0)
@@ -247,7 +264,7 @@ static long follower_next(void *state, char *buf, size_t max)
             continue;
         if (left <= 0)
             return 0;
-        log_wait(seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
+        log_wait(bucket, seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
     }
 }
 

@@ -106,6 +106,14 @@ size_t sw_strlcpy(char *dst, const char *src, size_t n)
     return len;
 }
 
+uint64_t sw_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
 size_t sw_utf8_seq(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;

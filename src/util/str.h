@@ -29,6 +29,10 @@ bool sw_str_suffix(const char *s, const char *suffix);
 bool sw_str_eq(const char *a, const char *b); /* NULL-safe */
 /* Copies at most n-1 bytes and always terminates; returns strlen(src) like strlcpy. */
 size_t sw_strlcpy(char *dst, const char *src, size_t n);
+/* FNV-1a over n bytes, continuing from h (start with SW_FNV1A_OFFSET): for in-memory tables
+ * (not a defence against chosen collisions unless h is seeded randomly). */
+#define SW_FNV1A_OFFSET 14695981039346656037ULL
+uint64_t sw_fnv1a(uint64_t h, const void *data, size_t n);
 /* The length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one (a stray
  * continuation byte, an overlong form, a surrogate, past U+10FFFF, or cut short). */
 size_t sw_utf8_seq(const char *s);
