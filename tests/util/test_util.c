@@ -151,6 +151,24 @@ static void test_json_depth(void **state)
     assert_int_equal(sw_json_parse("{\"a\":1,\"a\":2}", 13, 8, SW_JSON_STRICT_DUPLICATES, &j),
                      SW_EBADREQUEST);
     assert_int_equal(sw_json_parse("{", 1, 8, 0, &j), SW_EBADREQUEST);
+
+    /* sw_json_depth counts container levels like the parser's limit, and stops at limit + 1 */
+    json_t *scalar = json_integer(1), *v64 = json_array(), *cur = v64;
+    assert_int_equal(sw_json_depth(scalar, 64), 0);
+    for (int i = 1; i < 64; i++) { /* 64 nested arrays: the most the parser takes */
+        json_t *next = json_array();
+        json_array_append_new(cur, next);
+        cur = next;
+    }
+    assert_int_equal(sw_json_depth(v64, 64), 64);
+    json_array_append_new(cur, json_object()); /* one more */
+    assert_int_equal(sw_json_depth(v64, 64), 65);
+    assert_int_equal(sw_json_depth(v64, 10), 11);
+    char *text = sw_json_dumps(v64, NULL);
+    assert_int_equal(sw_json_parse(text, strlen(text), 64, 0, &j), SW_EBADREQUEST);
+    sw_free(text);
+    json_decref(v64);
+    json_decref(scalar);
 }
 
 static void test_path_clean(void **state)
