@@ -457,10 +457,7 @@ static int check_option(const sw_request *req, const char *key, const char *cons
                         const char *shown)
 {
     const char *v = sw_req_query(req, key);
-    for (size_t i = 0; v && allowed[i]; i++)
-        if (!strcmp(v, allowed[i]))
-            return 0;
-    if (!v)
+    if (!v || sw_str_one_of(v, allowed))
         return 0;
     return sw_error_set(SW_EBADREQUEST, "%s: Unsupported value: \"%.64s\": supported values: %s",
                         key, v, shown);

@@ -33,31 +33,6 @@
     "\"string\"}]},\"resources\":\"any\",\"postCommit\":\"any\",\"completionDeadlineSeconds\":"   \
     "\"integer\",\"nodeSelector\":\"map\",\"mountTrustedCA\":\"boolean\""
 
-static bool one_of(const char *v, const char *const *set)
-{
-    for (size_t i = 0; set[i]; i++)
-        if (sw_str_eq(v, set[i]))
-            return true;
-    return false;
-}
-
-static int check_enum(const json_t *obj, const char *path, const char *const *set, bool required)
-{
-    const char *v = sw_json_str_at(obj, path);
-    if (!v && !required)
-        return 0;
-    if (one_of(v, set))
-        return 0;
-    char allowed[256] = "";
-    for (size_t i = 0; set[i]; i++)
-        snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s\"%s\"",
-                 i ? ", " : "", set[i]);
-    if (!v)
-        return sw_error_set(SW_EINVALID, "%s: Required value: one of %s", path, allowed);
-    return sw_error_set(SW_EINVALID, "%s: Unsupported value: \"%.64s\": supported values: %s",
-                        path, v, allowed);
-}
-
 bool sw_build_file_name_ok(const char *name)
 {
     size_t len = strlen(name);
@@ -107,13 +82,13 @@ static int validate_common(const json_t *spec)
     static const char *const strategies[] = {"Docker", NULL};
     static const char *const outputs[] = {"ImageStreamTag", "DockerImage", NULL};
     static const char *const froms[] = {"DockerImage", "ImageStreamTag", "ImageStreamImage", NULL};
-    int error = check_enum(spec, "source.type", sources, false);
+    int error = sw_kind_check_enum(spec, NULL, "source.type", sources, false);
     if (error == 0)
-        error = check_enum(spec, "strategy.type", strategies, true);
+        error = sw_kind_check_enum(spec, NULL, "strategy.type", strategies, true);
     if (error == 0 && sw_json_at(spec, "strategy.dockerStrategy.from"))
-        error = check_enum(spec, "strategy.dockerStrategy.from.kind", froms, true);
+        error = sw_kind_check_enum(spec, NULL, "strategy.dockerStrategy.from.kind", froms, true);
     if (error == 0 && sw_json_at(spec, "output.to"))
-        error = check_enum(spec, "output.to.kind", outputs, true);
+        error = sw_kind_check_enum(spec, NULL, "output.to.kind", outputs, true);
     if (error == 0 && sw_str_eq(sw_json_str_at(spec, "source.type"), "Git") &&
         !sw_json_str_at(spec, "source.git.uri"))
         error = sw_error_set(SW_EINVALID, "spec.source.git.uri: Required value");
@@ -185,7 +160,7 @@ static int check_triggers(const json_t *spec)
     json_t *t;
     json_array_foreach(json_object_get(spec, "triggers"), i, t) {
         const char *type = sw_json_str_at(t, "type");
-        if (!one_of(type, types))
+        if (!sw_str_one_of(type, types))
             return sw_error_set(SW_EINVALID,
                                 "spec.triggers[%zu].type: Unsupported value: \"%.64s\"", i,
                                 type ? type : "");
@@ -235,7 +210,7 @@ static int bc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
     int error = bc_name_ok(obj);
     if (error < 0)
         return error;
-    error = check_enum(spec, "runPolicy", policies, true);
+    error = sw_kind_check_enum(spec, NULL, "runPolicy", policies, true);
     if (error == SW_EINVALID) {
         char msg[600];
         sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
@@ -363,7 +338,7 @@ static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, cons
                                          "Error", "Cancelled", NULL};
     const char *was = sw_json_str_at(old, "status.phase");
     const char *now = sw_json_str_at(obj, "status.phase");
-    if (!one_of(now, phases))
+    if (!sw_str_one_of(now, phases))
         return sw_error_set(SW_EINVALID, "status.phase: Unsupported value: \"%.32s\"",
                             now ? now : "");
     if (sw_build_phase_terminal(was) && !sw_str_eq(was, now))

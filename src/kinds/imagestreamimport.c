@@ -140,28 +140,18 @@ static int check_entry(const char *field, const json_t *entry, const char *to)
     static const char *const refs[] = {"Source", "Local", NULL};
     const char *mode = sw_json_str_at(entry, "importPolicy.importMode");
     const char *ref = sw_json_str_at(entry, "referencePolicy.type");
-    bool mode_ok = !mode || !*mode, ref_ok = !ref || !*ref;
-    for (size_t i = 0; modes[i]; i++)
-        mode_ok |= sw_str_eq(mode, modes[i]);
-    for (size_t i = 0; refs[i]; i++)
-        ref_ok |= sw_str_eq(ref, refs[i]);
-    if (!mode_ok)
-        return sw_error_set(SW_EINVALID,
-                            "%s.importPolicy.importMode: Unsupported value: \"%.64s\": supported "
-                            "values: \"Legacy\", \"PreserveOriginal\"",
-                            field, mode);
-    if (!ref_ok)
-        return sw_error_set(SW_EINVALID,
-                            "%s.referencePolicy.type: Unsupported value: \"%.64s\": supported "
-                            "values: \"Source\", \"Local\"",
-                            field, ref);
-    if (to && !sw_imagestream_tag_name_ok(to))
-        return sw_error_set(
+    int error = 0; /* "" is the default, as absent */
+    if (mode && *mode)
+        error = sw_kind_check_enum(entry, field, "importPolicy.importMode", modes, false);
+    if (error == 0 && ref && *ref)
+        error = sw_kind_check_enum(entry, field, "referencePolicy.type", refs, false);
+    if (error == 0 && to && !sw_imagestream_tag_name_ok(to))
+        error = sw_error_set(
             SW_EINVALID,
             "%s.to.name: Invalid value: \"%.128s\": a tag name ([A-Za-z0-9_][A-Za-z0-9_.-]"
             "{0,127})",
             field, to);
-    return 0;
+    return error;
 }
 
 static int add_job(import_job *jobs, size_t *n, const json_t *entry, const char *from,

@@ -163,6 +163,12 @@ const char *sw_kind_api_version(const sw_kind *k, char *buf, size_t n);
 /* The parsed strict schema (parsed once, lazily; NULL when the kind has none). */
 const sw_schema *sw_kind_schema(const sw_kind *k);
 
+/* Validation shared by kinds: the string at path in obj must be one of set (absent is fine
+ * unless required). SW_EINVALID "<prefix>.<path>: Unsupported value: ...: supported values:
+ * ..." (or "Required value") otherwise; prefix may be NULL. */
+int sw_kind_check_enum(const json_t *obj, const char *prefix, const char *path,
+                       const char *const *set, bool required);
+
 /* Table cell helpers shared by kinds. */
 void sw_column_str(const json_t *obj, const char *path, sw_buf *out);
 

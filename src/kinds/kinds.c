@@ -2,7 +2,9 @@
 #include "kinds/kind.h"
 
 #include "apiserver/schema.h"
+#include "util/error.h"
 #include "util/json.h"
+#include "util/str.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,10 +17,13 @@ extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_ki
     sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build;
 
 static const sw_kind *const table[] = {
-    &sw_kind_namespace, &sw_kind_secret,      &sw_kind_configmap,   &sw_kind_event,
-    &sw_kind_serviceaccount, &sw_kind_lease,  &sw_kind_imagestream, &sw_kind_image,
-    &sw_kind_imagestreamtag, &sw_kind_imagestreamimage, &sw_kind_imagestreammapping,
-    &sw_kind_imagestreamimport, &sw_kind_buildconfig, &sw_kind_build,
+    &sw_kind_namespace,          &sw_kind_secret,
+    &sw_kind_configmap,          &sw_kind_event,
+    &sw_kind_serviceaccount,     &sw_kind_lease,
+    &sw_kind_imagestream,        &sw_kind_image,
+    &sw_kind_imagestreamtag,     &sw_kind_imagestreamimage,
+    &sw_kind_imagestreammapping, &sw_kind_imagestreamimport,
+    &sw_kind_buildconfig,        &sw_kind_build,
 };
 #define NKINDS (sizeof(table) / sizeof(table[0]))
 
@@ -67,6 +72,25 @@ const char *sw_kind_api_version(const sw_kind *k, char *buf, size_t n)
     else
         snprintf(buf, n, "%s", k->version);
     return buf;
+}
+
+int sw_kind_check_enum(const json_t *obj, const char *prefix, const char *path,
+                       const char *const *set, bool required)
+{
+    const char *v = sw_json_str_at(obj, path);
+    if ((!v && !required) || sw_str_one_of(v, set))
+        return 0;
+    char allowed[256] = "";
+    for (size_t i = 0; set[i]; i++)
+        snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s\"%s\"",
+                 i ? ", " : "", set[i]);
+    const char *dot = prefix && *prefix ? "." : "";
+    prefix = prefix ? prefix : "";
+    if (!v)
+        return sw_error_set(SW_EINVALID, "%s%s%s: Required value: one of %s", prefix, dot, path,
+                            allowed);
+    return sw_error_set(SW_EINVALID, "%s%s%s: Unsupported value: \"%.64s\": supported values: %s",
+                        prefix, dot, path, v, allowed);
 }
 
 const sw_schema *sw_kind_schema(const sw_kind *k)

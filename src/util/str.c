@@ -95,6 +95,14 @@ bool sw_str_eq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+bool sw_str_one_of(const char *s, const char *const *set)
+{
+    for (size_t i = 0; s && set[i]; i++)
+        if (!strcmp(s, set[i]))
+            return true;
+    return false;
+}
+
 size_t sw_strlcpy(char *dst, const char *src, size_t n)
 {
     size_t len = strlen(src);

@@ -27,6 +27,8 @@ int sw_str_to_bool(const char *s, bool *out);
 bool sw_str_prefix(const char *s, const char *prefix);
 bool sw_str_suffix(const char *s, const char *suffix);
 bool sw_str_eq(const char *a, const char *b); /* NULL-safe */
+/* Whether s (may be NULL) is one of the strings of the NULL-terminated set. */
+bool sw_str_one_of(const char *s, const char *const *set);
 /* Copies at most n-1 bytes and always terminates; returns strlen(src) like strlcpy. */
 size_t sw_strlcpy(char *dst, const char *src, size_t n);
 /* FNV-1a over n bytes, continuing from h (start with SW_FNV1A_OFFSET): for in-memory tables

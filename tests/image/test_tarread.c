@@ -45,6 +45,16 @@ static char *tar_bytes(sw_tar *t, size_t *len)
     return sw_buf_detach(&b, len);
 }
 
+/* Writing t again must give exactly the len bytes of orig. */
+static void expect_same_tar(sw_tar *t, const char *orig, size_t len)
+{
+    size_t blen;
+    char *again = tar_bytes(t, &blen);
+    assert_int_equal(blen, len);
+    assert_memory_equal(again, orig, len);
+    sw_free(again);
+}
+
 static char *compressed(sw_compress_kind kind, const char *in, size_t n, size_t *len)
 {
     sw_buf b = SW_BUF_INIT(64 << 20);
@@ -115,11 +125,7 @@ static void test_tarread_round_trip_is_byte_identical(void **state)
         assert_int_equal(st.entries, 7);
         assert_int_equal(st.skipped, 0);
         assert_int_equal(st.bytes, 4 + 4 + 1);
-        size_t blen;
-        char *again = tar_bytes(back, &blen);
-        assert_int_equal(blen, len);
-        assert_memory_equal(again, orig, len);
-        sw_free(again);
+        expect_same_tar(back, orig, len);
         sw_free(z);
         sw_tar_free(back);
     }
@@ -166,11 +172,7 @@ static void test_tarread_in_place(void **state)
         assert_int_equal(stat(spool, &sp), 0);
         /* plain: nothing copied; gzip: every content byte spooled */
         assert_int_equal((size_t)sp.st_size, gz ? 4 + 4 + 1 + sizeof(big) : 0);
-        size_t blen;
-        char *again = tar_bytes(back, &blen);
-        assert_int_equal(blen, len);
-        assert_memory_equal(again, orig, len);
-        sw_free(again);
+        expect_same_tar(back, orig, len);
         sw_tar_free(back);
         if (gz)
             sw_free(z);
