@@ -115,11 +115,6 @@ static int check_namespace(const sw_route *rt, json_t *obj)
 
 static int validate_object(sw_api *api, const sw_kind *k, const json_t *obj, const json_t *old)
 {
-    /* A patch can build nesting its body did not have (JSON patch moves): nothing is stored
-     * that a later read could not parse back. */
-    if (sw_json_depth(obj, SW_JSON_MAX_DEPTH) > SW_JSON_MAX_DEPTH)
-        return sw_error_set(SW_EINVALID, "the object nests deeper than %d levels",
-                            SW_JSON_MAX_DEPTH);
     int error = sw_names_check_meta(json_object_get(obj, "metadata"));
     if (error == 0 && k->validate)
         error = k->validate(&api->kctx, obj, old);
