@@ -276,6 +276,21 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     sw_free(pb_json);
 }
 
+/* Logs the request (every one at --v=2, else 5xx only), sends resp and disposes of it. */
+static enum MHD_Result reply(struct MHD_Connection *conn, const char *method, const char *url,
+                             const conn_ctx *cc, sw_response *resp)
+{
+    if (sw_log_enabled(SW_LOG_REQUEST))
+        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, url, resp->status,
+               (long long)(sw_time_mono_ms() - cc->start_ms));
+    else if (resp->status >= 500)
+        sw_log(SW_LOG_ERROR, "%s %s %d: %.*s", method, url, resp->status, (int)resp->body.len,
+               sw_buf_cstr(&resp->body));
+    enum MHD_Result ret = send_response(conn, resp);
+    sw_response_dispose(resp);
+    return ret;
+}
+
 /* Answers a request from its headers alone (the body, if any, is never read: libmicrohttpd
  * closes the connection after the reply). */
 static enum MHD_Result reject_early(struct MHD_Connection *conn, const char *method,
@@ -285,12 +300,7 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, const char *met
     sw_response_init(&resp);
     sw_response_error(&resp, code, msg, NULL, NULL);
     cc->answered = true; /* nothing more of the request is taken in */
-    if (sw_log_enabled(SW_LOG_REQUEST))
-        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, url, resp.status,
-               (long long)(sw_time_mono_ms() - cc->start_ms));
-    enum MHD_Result ret = send_response(conn, &resp);
-    sw_response_dispose(&resp);
-    return ret;
+    return reply(conn, method, url, cc, &resp);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
@@ -333,15 +343,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     sw_response resp;
     sw_response_init(&resp);
     dispatch(s, conn, method, url, cc, &resp);
-    if (sw_log_enabled(SW_LOG_REQUEST))
-        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, url, resp.status,
-               (long long)(sw_time_mono_ms() - cc->start_ms));
-    else if (resp.status >= 500)
-        sw_log(SW_LOG_ERROR, "%s %s %d: %.*s", method, url, resp.status, (int)resp.body.len,
-               sw_buf_cstr(&resp.body));
-    enum MHD_Result ret = send_response(conn, &resp);
-    sw_response_dispose(&resp);
-    return ret;
+    return reply(conn, method, url, cc, &resp);
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
