@@ -326,45 +326,38 @@ static void proc_free(void *self)
  * pid namespace the owner wrote, see pid_ns), 0 when absent. */
 static long read_pid(const char *dir, const char *name, uint64_t *ns)
 {
-    char path[PATH_MAX], text[64] = "";
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
-    if (fd >= 0)
-        close(fd);
+    char path[PATH_MAX], *text = NULL;
     uint64_t v = 0, inode = 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (sw_path_read(path, 64, true, &text, NULL) < 0)
+        return 0;
     const char *p = text;
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    if (sw_parse_u64(&p, INT32_MAX, &v) < 0 || v < 2)
-        return 0;
-    if (*p == ' ') {
+    bool ok = sw_parse_u64(&p, INT32_MAX, &v) == 0 && v >= 2;
+    if (ok && *p == ' ') {
         p++;
         if (sw_parse_u64(&p, UINT64_MAX, &inode) < 0)
             inode = 0;
     }
+    sw_free(text);
     if (ns)
         *ns = inode;
-    return (long)v;
+    return ok ? (long)v : 0;
 }
 
 /* Whether process pid runs with dir in its command line (its --token-file): the pid of a
  * builder long gone may have been reused by anything else. */
 static bool runs_in(long pid, const char *dir)
 {
-    char path[64], cmd[8192];
+    char path[64], *cmd = NULL;
+    size_t n = 0;
     snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    if (sw_path_read(path, 64 * 1024, false, &cmd, &n) < 0)
         return false;
-    for (ssize_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) /* the arguments are NUL-separated */
         cmd[i] = cmd[i] ? cmd[i] : ' ';
-    cmd[n] = '\0';
-    return strstr(cmd, dir) != NULL;
+    bool found = strstr(cmd, dir) != NULL;
+    sw_free(cmd);
+    return found;
 }
 
 /* A server that was killed (or crashed) leaves its builders running, re-parented to init, and

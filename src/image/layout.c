@@ -8,6 +8,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/path.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -87,41 +88,6 @@ static int write_atomic(const char *final, const void *data, size_t len)
     return error;
 }
 
-/* Reads a whole small file (at most max bytes) into *out (sw_malloc'd, NUL-terminated). */
-static int read_small(const char *path, size_t max, char **out, size_t *len)
-{
-    sw_buf b = SW_BUF_INIT(max);
-    char chunk[8192];
-    int error = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? SW_ENOTFOUND
-                               : sw_error_set(SW_ERROR, "oci layout: cannot open %s: %s", path,
-                                              strerror(errno));
-    for (;;) {
-        ssize_t r = read(fd, chunk, sizeof(chunk));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            error = sw_error_set(SW_ERROR, "oci layout: reading %s: %s", path, strerror(errno));
-            break;
-        }
-        if (r == 0)
-            break;
-        if (sw_buf_put(&b, chunk, (size_t)r) < 0) {
-            error = sw_error_set(SW_EINVALID, "oci layout: %s is larger than %zu bytes", path, max);
-            break;
-        }
-    }
-    close(fd);
-    if (error < 0) {
-        sw_buf_dispose(&b);
-        return error;
-    }
-    *out = sw_buf_detach(&b, len);
-    return 0;
-}
-
 static int canonical_write(const json_t *j, const char *path)
 {
     char *s = NULL;
@@ -146,7 +112,7 @@ static int load_index(sw_oci_layout *l)
     int error = join(path, l->dir, "index.json", NULL);
     if (error < 0)
         return error;
-    error = read_small(path, SW_OCI_INDEX_MAX, &body, &len);
+    error = sw_path_read(path, SW_OCI_INDEX_MAX, false, &body, &len);
     if (error == SW_ENOTFOUND) {
         l->index = empty_index();
         return canonical_write(l->index, path);
@@ -172,7 +138,7 @@ static int ensure_layout_file(sw_oci_layout *l)
     int error = join(path, l->dir, "oci-layout", NULL);
     if (error < 0)
         return error;
-    error = read_small(path, 4096, &body, &len);
+    error = sw_path_read(path, 4096, false, &body, &len);
     if (error == SW_ENOTFOUND)
         return write_atomic(path, LAYOUT_VERSION, strlen(LAYOUT_VERSION));
     if (error < 0)

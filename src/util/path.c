@@ -1,13 +1,16 @@
 /* path: lexical path cleaning, and removing a directory tree (see path.h). */
 #include "util/path.h"
 
+#include "util/buf.h"
 #include "util/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int sw_path_clean(const char *path, bool clamp, char *out, size_t n)
 {
@@ -62,4 +65,38 @@ int sw_path_remove_tree(const char *dir)
     if (nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
         return -1;
     return remove_failed ? -1 : 0;
+}
+
+int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len)
+{
+    sw_buf b = SW_BUF_INIT(max);
+    char chunk[8192];
+    int error = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return errno == ENOENT
+                   ? SW_ENOTFOUND
+                   : sw_error_set(SW_ERROR, "cannot open %s: %s", path, strerror(errno));
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof(chunk));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            error = sw_error_set(SW_ERROR, "reading %s: %s", path, strerror(errno));
+            break;
+        }
+        if (r == 0)
+            break;
+        if (sw_buf_put(&b, chunk, (size_t)r) < 0) {
+            error = sw_error_set(SW_EINVALID, "%s is larger than %zu bytes", path, max);
+            break;
+        }
+    }
+    close(fd);
+    if (error < 0) {
+        sw_buf_dispose(&b);
+        return error;
+    }
+    *out = sw_buf_detach(&b, len);
+    return 0;
 }

@@ -1,7 +1,7 @@
 /* path: lexical cleaning of slash-separated paths (no file system access): ".", empty
  * components and leading/trailing '/' go, ".." removes the previous component. Used wherever a
  * path from outside is placed inside a root (build contexts, image layers). Also the one
- * recursive removal of a scratch directory tree. */
+ * recursive removal of a scratch directory tree, and the one reader of a whole small file. */
 #ifndef SW_PATH_H
 #define SW_PATH_H
 
@@ -15,5 +15,9 @@ int sw_path_clean(const char *path, bool clamp, char *out, size_t n);
 /* Removes dir and everything below it, depth first, never following symlinks; "" and a missing
  * dir are no-ops. Best effort: returns -1 if something could not be removed, else 0. */
 int sw_path_remove_tree(const char *dir);
+/* Reads the whole file at path (at most max bytes, symlinks followed unless nofollow) into *out,
+ * sw_malloc'd and NUL-terminated, its length in *len (may be NULL). SW_ENOTFOUND (no message)
+ * when it does not exist, SW_EINVALID past max, SW_ERROR otherwise (message set). */
+int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len);
 
 #endif
