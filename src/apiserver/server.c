@@ -31,9 +31,12 @@ struct sw_apiserver {
     pthread_t compactor;
     bool compactor_running;
     pthread_mutex_t mu;
-    pthread_cond_t cond;
+    pthread_cond_t cond; /* CLOCK_REALTIME: stopping, active */
     bool stopping;
+    int active; /* requests begun and not completed (under mu) */
 };
+
+#define DRAIN_MS 5000 /* how long a stop waits for requests in progress to be answered */
 
 #define MAX_UPLOAD (2ULL * 1024 * 1024 * 1024)
 
@@ -315,6 +318,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         cc->start_ms = sw_time_mono_ms();
         cc->upload_fd = -1;
         *con_cls = cc;
+        pthread_mutex_lock(&s->mu);
+        s->active++;
+        pthread_mutex_unlock(&s->mu);
         /* Authenticate on the headers, before any of the body is read or stored: a caller
          * without a valid token gets its 401 at once and the body is never taken in. */
         int auth = sw_notify_matches(url) ? 0 : authenticate(s, conn, method, url);
@@ -349,9 +355,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
+    sw_apiserver *s = cls;
     conn_ctx *cc = *con_cls;
     if (!cc)
         return;
+    pthread_mutex_lock(&s->mu);
+    if (--s->active == 0)
+        pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mu);
     if (cc->upload_fd >= 0)
         close(cc->upload_fd);
     if (cc->upload_path[0])
@@ -409,9 +420,8 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     s->opts = *opts;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cond, NULL);
-    unsigned flags =
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-        MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (opts->tls_cert)
         s->daemon = MHD_start_daemon(
             flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,
@@ -451,8 +461,22 @@ void sw_apiserver_stop(sw_apiserver *s)
     pthread_mutex_unlock(&s->mu);
     if (s->compactor_running)
         pthread_join(s->compactor, NULL);
-    sw_watchcache_close(s->api->cache);
+    sw_watchcache_close(s->api->cache); /* watches end */
+    /* No new connections; requests in progress get their answers (for up to DRAIN_MS), then
+     * every connection is closed. */
+    MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += DRAIN_MS / 1000;
+    pthread_mutex_lock(&s->mu);
+    while (s->active > 0 && pthread_cond_timedwait(&s->cond, &s->mu, &until) == 0)
+        ;
+    if (s->active > 0)
+        sw_log(SW_LOG_WARN, "stopping with %d request(s) still in progress", s->active);
+    pthread_mutex_unlock(&s->mu);
     MHD_stop_daemon(s->daemon);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cond);
     sw_free(s);

@@ -24,7 +24,8 @@ struct sw_informer {
     char *group, *version, *plural;
     char *ns, *label_selector, *field_selector;
     sw_informer_opts opts;
-    sw_informer_handlers h;
+    sw_informer_handlers h[SW_INFORMER_MAX_HANDLERS]; /* fixed before start */
+    int nh;
     pthread_mutex_t mu;  /* guards cache writes, rv, synced, stopping */
     pthread_cond_t cond; /* CLOCK_MONOTONIC: synced, stopping */
     json_t *cache;       /* key -> object; written only by the informer thread */
@@ -60,7 +61,7 @@ int sw_informer_new(sw_informer **out, sw_client *c, const sw_resource *r,
     if (inf->opts.backoff_max_ms <= 0)
         inf->opts.backoff_max_ms = 30000;
     if (h)
-        inf->h = *h;
+        inf->h[inf->nh++] = *h;
     pthread_mutex_init(&inf->mu, NULL);
     sw_time_cond_init(&inf->cond);
     inf->cache = json_object();
@@ -142,20 +143,23 @@ static void sleep_unless_stopped(sw_informer *inf, int ms)
 
 static void deliver_add(sw_informer *inf, json_t *obj)
 {
-    if (inf->h.on_add)
-        inf->h.on_add(obj, inf->h.payload);
+    for (int i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_add)
+            inf->h[i].on_add(obj, inf->h[i].payload);
 }
 
 static void deliver_update(sw_informer *inf, json_t *old, json_t *obj)
 {
-    if (inf->h.on_update)
-        inf->h.on_update(old, obj, inf->h.payload);
+    for (int i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_update)
+            inf->h[i].on_update(old, obj, inf->h[i].payload);
 }
 
 static void deliver_delete(sw_informer *inf, json_t *obj)
 {
-    if (inf->h.on_delete)
-        inf->h.on_delete(obj, inf->h.payload);
+    for (int i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_delete)
+            inf->h[i].on_delete(obj, inf->h[i].payload);
 }
 
 /* Stores obj under its key and delivers add or update. */
@@ -350,6 +354,20 @@ static void *informer_main(void *arg)
         resync_if_due(inf);
     }
     return NULL;
+}
+
+int sw_informer_add_handlers(sw_informer *inf, const sw_informer_handlers *h)
+{
+    pthread_mutex_lock(&inf->mu);
+    bool late = inf->started || inf->stopping;
+    pthread_mutex_unlock(&inf->mu);
+    if (late)
+        return sw_error_set(SW_EINVALID, "informer %s: handlers added after start", inf->plural);
+    if (inf->nh == SW_INFORMER_MAX_HANDLERS)
+        return sw_error_set(SW_ELIMIT, "informer %s: more than %d handler sets", inf->plural,
+                            SW_INFORMER_MAX_HANDLERS);
+    inf->h[inf->nh++] = *h;
+    return 0;
 }
 
 int sw_informer_start(sw_informer *inf)

@@ -36,9 +36,16 @@ typedef struct sw_informer_opts {
     int backoff_max_ms;         /* retry delay cap; 0: 30000 */
 } sw_informer_opts;
 
-/* Copies r, opts and handlers; c must outlive the informer. Nothing runs until start. */
+#define SW_INFORMER_MAX_HANDLERS 4
+
+/* Copies r, opts and handlers (h may be NULL); c must outlive the informer. Nothing runs until
+ * start. */
 int sw_informer_new(sw_informer **out, sw_client *c, const sw_resource *r,
                     const sw_informer_opts *opts, const sw_informer_handlers *h);
+/* Shares one informer (one watch, one cache) among several consumers, like client-go's
+ * SharedInformer: each handler set gets every event, in the order they were added. Only before
+ * start; at most SW_INFORMER_MAX_HANDLERS sets. */
+int sw_informer_add_handlers(sw_informer *inf, const sw_informer_handlers *h);
 /* Starts the informer's thread. */
 int sw_informer_start(sw_informer *inf);
 /* Stops the thread (cancelling its watch) and waits for it; the cache stays readable. */

@@ -330,11 +330,25 @@ size_t sw_workqueue_len(sw_workqueue *q)
     return n;
 }
 
-void sw_workqueue_shutdown(sw_workqueue *q)
+static void shut_down(sw_workqueue *q, bool discard)
 {
     pthread_mutex_lock(&q->mu);
     q->shutting_down = true;
     clear_heap(q);
+    while (discard && q->count)
+        sw_free(ring_pop(q));
+    if (discard)
+        json_object_clear(q->dirty);
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->mu);
+}
+
+void sw_workqueue_shutdown(sw_workqueue *q)
+{
+    shut_down(q, false);
+}
+
+void sw_workqueue_discard(sw_workqueue *q)
+{
+    shut_down(q, true);
 }

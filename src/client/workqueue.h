@@ -44,7 +44,11 @@ int sw_workqueue_get(sw_workqueue *q, char **out);
 void sw_workqueue_done(sw_workqueue *q, const char *key);
 /* Keys ready to be handed out now (delayed keys whose time has come included). */
 size_t sw_workqueue_len(sw_workqueue *q);
-/* Stops accepting keys, drops delayed ones and wakes every blocked getter. */
+/* Stops accepting keys, drops delayed ones and wakes every blocked getter; keys already queued
+ * are still handed out. */
 void sw_workqueue_shutdown(sw_workqueue *q);
+/* Shutdown that also drops the queued keys: getters return at once (a controller stopping with
+ * thousands of keys queued does not work through them first). */
+void sw_workqueue_discard(sw_workqueue *q);
 
 #endif

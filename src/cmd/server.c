@@ -314,6 +314,10 @@ static int run(server_flags *f)
     sigwait(&set, &sig);
     sw_log(SW_LOG_WARN, "received signal %d, shutting down", sig);
 done:
+    /* Registry calls first: requests waiting on a slow registry answer at once, so the
+     * controllers' requests and the server's connections can finish. */
+    if (api.kctx.registry)
+        sw_registry_shutdown(api.kctx.registry);
     sw_controllers_stop(ctrl);
     sw_apiserver_stop(srv);
     sw_notifier_free(api.notifier);

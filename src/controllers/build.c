@@ -1206,7 +1206,7 @@ static int make_strategy(sw_build_controller *ctl, const sw_build_controller_opt
     return sw_build_process_strategy_new(&ctl->strategy, &po);
 }
 
-static int make_informers(sw_build_controller *ctl)
+static int make_informers(sw_build_controller *ctl, sw_informer *shared)
 {
     sw_informer_handlers hb = {.on_add = build_added,
                                .on_update = build_changed,
@@ -1218,7 +1218,11 @@ static int make_informers(sw_build_controller *ctl)
     int error = sw_informer_new(&ctl->builds, ctl->client, RES_BUILDS, &io, &hb);
     if (error == 0)
         error = sw_informer_new(&ctl->configs, ctl->client, RES_CONFIGS, &io, &hc);
-    if (error == 0)
+    ctl->streams = shared;
+    ctl->shared_streams = shared != NULL;
+    if (error == 0 && shared)
+        error = sw_informer_add_handlers(shared, &hs);
+    else if (error == 0)
         error = sw_informer_new(&ctl->streams, ctl->client, &sw_res_imagestreams, NULL, &hs);
     return error;
 }
@@ -1255,7 +1259,7 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
     if (error == 0)
         error = sw_workqueue_new(&ctl->queue, &qo);
     if (error == 0)
-        error = make_informers(ctl);
+        error = make_informers(ctl, o.streams);
     if (error < 0) {
         sw_build_controller_free(ctl);
         return error;
@@ -1266,7 +1270,7 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
 
 int sw_build_controller_start(sw_build_controller *ctl)
 {
-    int error = sw_informer_start(ctl->streams);
+    int error = ctl->shared_streams ? 0 : sw_informer_start(ctl->streams);
     if (error == 0)
         error = sw_informer_start(ctl->configs);
     if (error == 0)
@@ -1291,10 +1295,10 @@ void sw_build_controller_free(sw_build_controller *ctl)
         sw_informer_stop(ctl->builds);
     if (ctl->configs)
         sw_informer_stop(ctl->configs);
-    if (ctl->streams)
+    if (ctl->streams && !ctl->shared_streams)
         sw_informer_stop(ctl->streams);
     if (ctl->queue)
-        sw_workqueue_shutdown(ctl->queue);
+        sw_workqueue_discard(ctl->queue);
     for (int i = 0; i < ctl->nworkers; i++)
         pthread_join(ctl->workers[i], NULL);
     /* Runners see `stopping`, kill their builders and leave. */
@@ -1304,7 +1308,8 @@ void sw_build_controller_free(sw_build_controller *ctl)
     pthread_mutex_unlock(&ctl->mu);
     sw_informer_free(ctl->builds);
     sw_informer_free(ctl->configs);
-    sw_informer_free(ctl->streams);
+    if (!ctl->shared_streams)
+        sw_informer_free(ctl->streams);
     sw_workqueue_free(ctl->queue);
     json_decref(ctl->deferred);
     if (ctl->own_strategy && ctl->strategy && ctl->strategy->free)

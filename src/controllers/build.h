@@ -8,6 +8,7 @@
 #ifndef SW_CONTROLLERS_BUILD_H
 #define SW_CONTROLLERS_BUILD_H
 
+#include "client/informer.h"
 #include "client/kubeconfig.h"
 #include "client/rest.h"
 
@@ -66,6 +67,9 @@ typedef struct sw_build_controller_opts {
     sw_build_strategy *strategy; /* NULL: the process strategy (owned by the controller) */
     int max_running; /* builders running at once, all builds together; 0: 2 per CPU, at least 4.
                       * Builds past it stay New until one ends. */
+    /* A shared ImageStream informer its owner starts, and stops before freeing the controller;
+     * NULL: the controller runs its own. */
+    sw_informer *streams;
 } sw_build_controller_opts;
 
 /* c must outlive the controller; what is needed of kc (server URL, CA) is copied. */

@@ -37,6 +37,7 @@ struct sw_build_controller {
     size_t ca_len;
     char **insecure; /* NULL-terminated */
     sw_informer *builds, *configs, *streams;
+    bool shared_streams; /* streams belongs to the caller (opts.streams) */
     sw_workqueue *queue;
     pthread_t *workers;
     int nworkers;

@@ -382,7 +382,10 @@ int sw_import_controller_new(sw_import_controller **out, sw_client *c,
         .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .payload = ic};
     sw_informer_opts io = {.resync_ms = 0};
     int error = sw_workqueue_new(&ic->queue, NULL);
-    if (error == 0)
+    ic->informer = ic->opts.streams;
+    if (error == 0 && ic->informer)
+        error = sw_informer_add_handlers(ic->informer, &h);
+    else if (error == 0)
         error = sw_informer_new(&ic->informer, c, &sw_res_imagestreams, &io, &h);
     if (error < 0) {
         sw_import_controller_free(ic);
@@ -394,7 +397,7 @@ int sw_import_controller_new(sw_import_controller **out, sw_client *c,
 
 int sw_import_controller_start(sw_import_controller *ic)
 {
-    int error = sw_informer_start(ic->informer);
+    int error = ic->opts.streams ? 0 : sw_informer_start(ic->informer);
     if (error < 0)
         return error;
     ic->workers = sw_calloc((size_t)ic->opts.workers, sizeof(*ic->workers));
@@ -417,13 +420,14 @@ void sw_import_controller_free(sw_import_controller *ic)
     pthread_mutex_unlock(&ic->mu);
     if (ic->scheduler_running)
         pthread_join(ic->scheduler, NULL);
-    if (ic->informer)
+    if (ic->informer && !ic->opts.streams)
         sw_informer_stop(ic->informer);
     if (ic->queue)
-        sw_workqueue_shutdown(ic->queue);
+        sw_workqueue_discard(ic->queue);
     for (int i = 0; i < ic->nworkers; i++)
         pthread_join(ic->workers[i], NULL);
-    sw_informer_free(ic->informer);
+    if (!ic->opts.streams)
+        sw_informer_free(ic->informer);
     sw_workqueue_free(ic->queue);
     for (size_t i = 0; i < ic->nsched; i++)
         sw_free(ic->sched[i].key);

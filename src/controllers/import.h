@@ -6,6 +6,7 @@
 #ifndef SW_CONTROLLERS_IMPORT_H
 #define SW_CONTROLLERS_IMPORT_H
 
+#include "client/informer.h"
 #include "client/rest.h"
 
 typedef struct sw_import_controller sw_import_controller;
@@ -14,6 +15,9 @@ typedef struct sw_import_controller_opts {
     int workers;                  /* concurrent imports; 0: 8 */
     int scheduled_interval_s;     /* minimum seconds between scheduled imports; 0: 900 */
     int max_scheduled_per_minute; /* global cap on scheduled imports; 0: 60 */
+    /* A shared ImageStream informer its owner starts, and stops before freeing the controller;
+     * NULL: the controller runs its own. */
+    sw_informer *streams;
 } sw_import_controller_opts;
 
 /* c must outlive the controller. */

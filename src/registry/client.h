@@ -29,6 +29,10 @@ typedef struct sw_registry_opts {
 int sw_registry_new(sw_registry **out, const sw_registry_opts *o);
 /* Frees the registry; no call may be in progress. */
 void sw_registry_free(sw_registry *r);
+/* Ends every call in progress and every later one at once (transfers abort, waits for a
+ * connection slot or a retry end) with SW_EUNAVAILABLE: the server's first step when it stops,
+ * so no request waits on a slow registry. */
+void sw_registry_shutdown(sw_registry *r);
 
 /* Per-call options. creds may be NULL (anonymous). insecure: skip TLS verification and fall
  * back to plain HTTP when the HTTPS ping fails (importPolicy.insecure); hosts listed in

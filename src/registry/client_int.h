@@ -51,7 +51,8 @@ struct sw_registry {
     pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
     char **insecure; /* NULL-terminated copy of opts.insecure_hosts */
     int timeout_ms, max_per_host, retries;
-    bool (*stop)(void); /* opts.stop: ends a Retry-After or backoff wait early */
+    bool (*stop)(void); /* opts.stop: ends Retry-After or backoff waits early */
+    bool down;          /* sw_registry_shutdown was called (__atomic) */
     uint64_t st_heads, st_sessions, st_mounts, st_bytes, st_manifests; /* push.c, __atomic */
 };
 
@@ -130,6 +131,8 @@ void sw_registry__resp_dispose(reg_resp *resp);
 int sw_registry__perform(reg_call *cx, const reg_req *req, reg_resp *resp);
 /* Sleeps ms in slices; true (at once) when the registry's stop request is set. */
 bool sw_registry__wait_or_stop(const sw_registry *r, int64_t ms);
+/* True once sw_registry_shutdown ran: transfers abort, nothing new starts. */
+bool sw_registry__down(const sw_registry *r);
 /* host[:port] of an http(s) URL into out; false if url is not http(s). */
 bool sw_registry__url_host(const char *url, char *out, size_t n, bool *https);
 int sw_registry__host_scheme(sw_registry *r, const char *host);

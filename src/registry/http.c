@@ -88,13 +88,32 @@ void sw_registry__set_host_basic(sw_registry *r, const char *host)
     pthread_mutex_unlock(&r->mu);
 }
 
-/* Takes a slot of host (blocking while all are in use) and returns its handle. */
+bool sw_registry__down(const sw_registry *r)
+{
+    return __atomic_load_n(&r->down, __ATOMIC_ACQUIRE);
+}
+
+void sw_registry_shutdown(sw_registry *r)
+{
+    pthread_mutex_lock(&r->mu);
+    __atomic_store_n(&r->down, true, __ATOMIC_RELEASE);
+    for (reg_host *h = r->hosts; h; h = h->next)
+        pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Takes a slot of host (blocking while all are in use) and returns its handle; NULL once the
+ * registry is shut down. */
 static CURL *handle_acquire(sw_registry *r, const char *host)
 {
     pthread_mutex_lock(&r->mu);
     reg_host *h = host_get_locked(r, host);
-    while (h->in_use >= r->max_per_host)
+    while (h->in_use >= r->max_per_host && !sw_registry__down(r))
         pthread_cond_wait(&h->cond, &r->mu);
+    if (sw_registry__down(r)) {
+        pthread_mutex_unlock(&r->mu);
+        return NULL;
+    }
     h->in_use++;
     CURL *c = h->n_idle ? h->idle[--h->n_idle] : NULL;
     pthread_mutex_unlock(&r->mu);
@@ -361,12 +380,26 @@ static struct curl_slist *build_headers(const reg_req *req)
     return list;
 }
 
+/* curl's progress callback: a non-zero return aborts the transfer. */
+static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return sw_registry__down(p) ? 1 : 0;
+}
+
 static void set_options(sw_registry *r, CURL *c, const reg_req *req, reg_resp *resp,
                         struct curl_slist *headers)
 {
     curl_easy_setopt(c, CURLOPT_URL, req->url);
     curl_easy_setopt(c, CURLOPT_SHARE, r->share);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    /* An aborted transfer leaves a name lookup in progress to its thread instead of waiting
+     * for it (up to the resolver's own timeouts). */
+    curl_easy_setopt(c, CURLOPT_QUICK_EXIT, 1L);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
     if (resp->sink) {
         /* A streamed body lasts as long as its sink takes (a copy waits for its uploads): no
          * cap on the whole transfer, only on a stall of a full timeout (and at least 60 s). */
@@ -447,6 +480,11 @@ static void transfer(sw_registry *r, const reg_req *req, reg_resp *resp)
     struct curl_slist *headers = build_headers(req);
     int64_t t0 = sw_time_mono_ms();
     CURL *c = handle_acquire(r, req->host);
+    if (!c) {
+        curl_slist_free_all(headers);
+        resp->code = CURLE_ABORTED_BY_CALLBACK;
+        return;
+    }
     set_options(r, c, req, resp, headers);
     resp->code = curl_easy_perform(c);
     long status = 0, version = 0;
@@ -544,7 +582,7 @@ static void sleep_ms(int64_t ms)
 bool sw_registry__wait_or_stop(const sw_registry *r, int64_t ms)
 {
     for (;;) {
-        if (r->stop && r->stop())
+        if (sw_registry__down(r) || (r->stop && r->stop()))
             return true;
         if (ms <= 0)
             return false;
@@ -563,6 +601,9 @@ static bool tls_verify_failure(CURLcode c)
 
 static int transport_error(const reg_call *cx, const reg_req *req, const reg_resp *resp)
 {
+    if (resp->code == CURLE_ABORTED_BY_CALLBACK && sw_registry__down(cx->r))
+        return sw_error_set(SW_EUNAVAILABLE, "request to registry %s abandoned: shutting down",
+                            req->host);
     if (resp->too_large)
         return sw_error_set(SW_EINVALID,
                             "response from %s is larger than the limit of %zu bytes "

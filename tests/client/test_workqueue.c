@@ -258,6 +258,29 @@ static void test_shutdown(void **state)
     sw_workqueue_free(q);
 }
 
+/* discard: queued keys are dropped, and a key re-added while processing is not queued again. */
+static void test_discard(void **state)
+{
+    (void)state;
+    sw_workqueue *q = NULL;
+    char *k;
+    sw_workqueue_new(&q, NULL);
+    sw_workqueue_add(q, "busy");
+    k = get_key(q);
+    sw_workqueue_add(q, "busy"); /* dirty while processing */
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "k%d", i);
+        sw_workqueue_add(q, key);
+    }
+    sw_workqueue_discard(q);
+    sw_workqueue_done(q, k);
+    sw_free(k);
+    assert_int_equal(sw_workqueue_len(q), 0);
+    assert_int_equal(sw_workqueue_get(q, &k), SW_EUNAVAILABLE);
+    sw_workqueue_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_rate_limited_backoff),
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_shutdown),
+        cmocka_unit_test(test_discard),
     };
     return cmocka_run_group_tests_name("client/workqueue", tests, NULL, NULL);
 }

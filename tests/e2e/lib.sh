@@ -228,7 +228,9 @@ sw_start_server()
 }
 
 # sw_finish: /readyz still 200, then SIGTERM; the server must exit 0 with a clean log.
-sw_finish()
+# sw_stop_server: checks the server is still ready, stops it with SIGTERM (it must exit within
+# 10 s, with status 0) and checks its log for sanitizer reports.
+sw_stop_server()
 {
     local code rc
     code=$(curl -sk --max-time 5 -o /dev/null -w '%{http_code}' "$SW_URL/readyz")
@@ -246,6 +248,12 @@ sw_finish()
         fail "sanitizer report in the server log"
     pass "no sanitizer report in the server log"
     expect_eq "server exit status after SIGTERM" 0 "$rc"
+}
+
+# sw_finish: stops the server (unless a test did already) and prints the summary.
+sw_finish()
+{
+    [ -z "$SW_PID" ] || sw_stop_server
     echo "PASS [$SW_NAME]: $SW_CHECKS checks"
 }
 

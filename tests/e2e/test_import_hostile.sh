@@ -5,8 +5,10 @@
 # platforms (PreserveOriginal keeps at most 32). Each becomes a failure of that one image (or an
 # image without the bad field) while the rest of the request imports, and the server stays up
 # with no sanitizer report. Requests with a bad importMode, referencePolicy or destination tag
-# are refused (422) before slipway sends the registry anything. Every process and directory is
-# removed on every exit path.
+# are refused (422) before slipway sends the registry anything. A registry that never answers
+# does not hold the server up: SIGTERM during such an import ends it within seconds, and the
+# import's client gets its answer first. Every process and directory is removed on every exit
+# path.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/registry.sh
@@ -80,8 +82,29 @@ check_refused_early()
         "$(kc get is early -o name 2>&1 | grep -o NotFound | head -n 1)"
 }
 
+# An import is waiting on a registry that never answers (its timeout is 30 s, with retries):
+# SIGTERM abandons that request, the client gets the failure, and the server exits
+# (sw_stop_server allows 10 s).
+check_stop_during_import()
+{
+    local i
+    isi stalled true "[$(from stall)]" >"$SW_TMP/stall.code" &
+    local client=$!
+    for i in $(seq 100); do
+        grep -q "/v2/stall/manifests" "$SW_TMP/evil.requests" && break
+        sleep 0.1
+    done
+    expect_match "the import reached the stalling registry" "stall/manifests" \
+        "$(grep -m1 /v2/stall/ "$SW_TMP/evil.requests")"
+    sw_stop_server
+    wait "$client"
+    expect_eq "... its client got an answer" 201 "$(cat "$SW_TMP/stall.code")"
+    expect_contains "... the image failed, saying why" "shutting down" "$(img 0 's["status"]["message"]')"
+}
+
 check_content
 check_index
 check_refused_early
+check_stop_during_import
 sw_finish
 echo "took $(($(date +%s) - START)) s"

@@ -738,17 +738,24 @@ static void test_client__blob_redirect(void **state)
     sw_creds_free(good);
 }
 
+/* One HEAD of repo (default conc/app:v1) on its own thread: its result, when it ended, and
+ * its error message. */
 typedef struct conc_arg {
     sw_registry *r;
     int rc;
+    const char *repo;
+    int64_t done_ms;
+    char msg[256];
 } conc_arg;
 
 static void *conc_worker(void *p)
 {
     conc_arg *a = p;
-    sw_ref ref = ref_of("conc/app:v1");
+    sw_ref ref = ref_of(a->repo ? a->repo : "conc/app:v1");
     char digest[80];
     a->rc = sw_registry_head_manifest(a->r, &insecure, &ref, digest, NULL, NULL);
+    a->done_ms = sw_time_mono_ms();
+    snprintf(a->msg, sizeof(a->msg), "%s", a->rc < 0 ? sw_error_msg() : "");
     return NULL;
 }
 
@@ -761,7 +768,7 @@ static void test_client__concurrency_limit(void **state)
     conc_arg args[6];
     atomic_store(&F.max_in_flight, 0);
     for (int i = 0; i < 6; i++) {
-        args[i] = (conc_arg){r, -1};
+        args[i] = (conc_arg){.r = r, .rc = -1};
         pthread_create(&th[i], NULL, conc_worker, &args[i]);
     }
     for (int i = 0; i < 6; i++) {
@@ -770,6 +777,37 @@ static void test_client__concurrency_limit(void **state)
     }
     assert_true(atomic_load(&F.max_in_flight) >= 1);
     assert_true(atomic_load(&F.max_in_flight) <= 2);
+    sw_registry_free(r);
+}
+
+/* sw_registry_shutdown: a call waiting for a connection slot ends at once, and so does every
+ * later call, each saying why. */
+static void test_client__shutdown(void **state)
+{
+    (void)state;
+    sw_registry *r;
+    sw_registry_opts o = {.max_per_host = 1, .timeout_ms = 5000};
+    sw_registry_new(&r, &o);
+    pthread_t th[2];
+    conc_arg args[2] = {{.r = r, .repo = "slow/app:v1"}, {.r = r, .repo = "slow/app:v1"}};
+    pthread_create(&th[0], NULL, conc_worker, &args[0]);
+    usleep(100 * 1000);
+    pthread_create(&th[1], NULL, conc_worker, &args[1]); /* waits for the one slot */
+    usleep(200 * 1000);
+    int64_t t0 = sw_time_mono_ms();
+    sw_registry_shutdown(r);
+    pthread_join(th[1], NULL);
+    pthread_join(th[0], NULL);
+    assert_int_equal(args[1].rc, SW_EUNAVAILABLE);
+    assert_true(args[1].done_ms - t0 < 300);
+    assert_non_null(strstr(args[1].msg, "shutting down"));
+    sw_ref ref = ref_of("plain/app:v1");
+    char digest[80];
+    t0 = sw_time_mono_ms();
+    assert_int_equal(sw_registry_head_manifest(r, &insecure, &ref, digest, NULL, NULL),
+                     SW_EUNAVAILABLE);
+    assert_true(sw_time_mono_ms() - t0 < 300);
+    assert_non_null(strstr(sw_error_msg(), "shutting down"));
     sw_registry_free(r);
 }
 
@@ -808,6 +846,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client__tags_other_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__blob_redirect, setup, teardown),
         cmocka_unit_test(test_client__concurrency_limit),
+        cmocka_unit_test(test_client__shutdown),
         cmocka_unit_test_setup_teardown(test_client__bad_arguments, setup, teardown),
     };
     return cmocka_run_group_tests(tests, start_fake, stop_fake);

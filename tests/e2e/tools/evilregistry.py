@@ -8,6 +8,7 @@ port (written to --port-file once listening) and serves, per repository name:
   fatenv      an image whose config carries 2 MB of Env
   wideindex   an OCI index of 33 platform manifests (each a small valid image)
   good        a small valid image
+  stall       nothing: a manifest request gets no answer for 10 minutes
 
 Tags are "latest" for every repository. Manifests and blobs are served by digest too; every
 digest matches its bytes. Every request is logged to --log as "METHOD PATH".
@@ -18,6 +19,7 @@ import http.server
 import json
 import sys
 import threading
+import time
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -94,6 +96,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = self.path.split("?")[0].strip("/").split("/")
         if parts == ["v2"]:
             return self.send(200, b"{}", head=head)
+        if len(parts) == 4 and parts[0] == "v2" and parts[1] == "stall":
+            time.sleep(600)
+            return None
         if len(parts) == 4 and parts[0] == "v2" and parts[2] == "manifests":
             ref = TAGS.get(parts[1]) if parts[3] == "latest" else parts[3]
             if ref in MANIFESTS:
