@@ -183,9 +183,22 @@ static int lg_object_url(char *out, size_t n, const struct lg_opts *o, const cha
     return len > 0 && (size_t)len < n ? 0 : -1;
 }
 
-/* metadata.resourceVersion of a JSON object response into rv. */
+/* metadata.resourceVersion of a JSON object response into rv. slipway renders it as the first
+ * member of metadata, where a scan finds it (the etcd side only scans its answers too, so the
+ * client costs both servers alike); any other layout is parsed. */
 static int lg_json_rv(const sw_buf *body, char *rv, size_t n)
 {
+    static const char lead[] = "\"metadata\":{\"resourceVersion\":\"";
+    const char *at = strstr(sw_buf_cstr(body), lead);
+    if (at) {
+        at += sizeof(lead) - 1;
+        size_t len = strspn(at, "0123456789");
+        if (len && len < n && at[len] == '"') {
+            memcpy(rv, at, len);
+            rv[len] = '\0';
+            return 0;
+        }
+    }
     int rc = -1;
     json_t *root = json_loadb(sw_buf_cstr(body), body->len, 0, NULL);
     const char *s =
