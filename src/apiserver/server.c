@@ -346,6 +346,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         close(cc->upload_fd);
         cc->upload_fd = -1;
     }
+    /* The request is in: it may take as long as it needs (an import, a watch, a log follow);
+     * the idle timeout applies again once it is answered (completed). */
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     sw_response resp;
     sw_response_init(&resp);
     dispatch(s, conn, method, url, cc, &resp);
@@ -363,6 +366,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (--s->active == 0)
         pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->mu);
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->opts.idle_timeout);
     if (cc->upload_fd >= 0)
         close(cc->upload_fd);
     if (cc->upload_path[0])
@@ -424,18 +429,17 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
                      MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (opts->tls_cert)
         s->daemon = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,
-            mhd_logger, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-            MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
-            MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert,
-            MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_END);
+            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
+            NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
+            completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT,
+            opts->idle_timeout, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT,
+            opts->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_END);
     else
         s->daemon = MHD_start_daemon(
             flags, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u,
-            MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-            MHD_OPTION_END);
+            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed,
+            s, MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT,
+            opts->idle_timeout, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     if (!s->daemon) {
         int e = errno;
         pthread_mutex_destroy(&s->mu);

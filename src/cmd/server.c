@@ -45,6 +45,7 @@ typedef struct server_flags {
     int64_t scheduled_interval;
     int64_t scheduled_per_minute;
     int64_t max_running_builds; /* 0: the build controller's default */
+    int64_t idle_timeout;
 } server_flags;
 
 static void usage(FILE *f)
@@ -83,6 +84,9 @@ static void usage(FILE *f)
         "  --compact-interval SECONDS  how often old revisions are compacted (default 60; 0: "
         "never)\n"
         "  --compact-keep N            newest revisions kept by compaction (default 10000)\n"
+        "  --idle-timeout SECONDS      close a connection that sends nothing for this long while\n"
+        "                              none of its requests is being served (default 90, like\n"
+        "                              kube-apiserver; 0: never)\n"
         "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
         "  -h, --help                  show this help\n");
 }
@@ -159,6 +163,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
         } else if ((v = flag_value(argc, argv, &i, "--compact-interval"))) {
             if (sw_str_to_i64(v, &f->compact_interval) < 0 || f->compact_interval < 0)
                 return sw_error_set(SW_EINVALID, "--compact-interval: expected seconds");
+        } else if ((v = flag_value(argc, argv, &i, "--idle-timeout"))) {
+            if (sw_str_to_i64(v, &f->idle_timeout) < 0 || f->idle_timeout < 0 ||
+                f->idle_timeout > 86400)
+                return sw_error_set(SW_EINVALID, "--idle-timeout: expected 0 to 86400 seconds");
         } else if ((v = flag_value(argc, argv, &i, "--compact-keep"))) {
             if (sw_str_to_i64(v, &f->compact_keep) < 0 || f->compact_keep < 1)
                 return sw_error_set(SW_EINVALID, "--compact-keep: expected a positive count");
@@ -282,7 +290,8 @@ static int run(server_flags *f)
                            .compact_interval = (int)f->compact_interval,
                            .compact_keep = f->compact_keep,
                            .tls_cert = cert,
-                           .tls_key = key};
+                           .tls_key = key,
+                           .idle_timeout = (unsigned)f->idle_timeout};
     if ((error = sw_apiserver_start(&srv, &api, &o)) < 0)
         goto done;
     if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
@@ -338,6 +347,7 @@ int sw_cmd_server(int argc, char **argv)
                       .sync_full = true,
                       .compact_interval = 60,
                       .compact_keep = 10000,
+                      .idle_timeout = 90,
                       .scheduled_interval = 900,
                       .scheduled_per_minute = 60};
     for (int i = 1; i < argc; i++)

@@ -3,7 +3,7 @@
 # `slipway server` (issue 2, "Bad input"). Each must get the right HTTP status and Kubernetes
 # Status reason; afterwards the server must still be ready, exit cleanly on SIGTERM and have no
 # sanitizer report in its log. The server compacts every second, keeping one revision, so that a
-# watch from an old resourceVersion meets 410 Expired.
+# watch from an old resourceVersion meets 410 Expired, and closes connections idle for 2 s.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -396,6 +396,64 @@ check_garbage_connections()
     expect_eq "server answers after garbage connections" 200 "$CODE"
 }
 
+# The server runs with --idle-timeout 2: a connection that sends nothing (or half a request, or
+# stays idle after its answer) is closed after about 2 s, so idle sockets cannot pile up to the
+# connection limit; a watch with no event for 4 s is no idle connection and stays open.
+check_idle_connections()
+{
+    local out
+    out=$(SW_PORT=$SW_PORT SW_TOKEN=$SW_TOKEN $PY - <<'PYEOF'
+import json, os, socket, ssl, time
+port, token = int(os.environ["SW_PORT"]), os.environ["SW_TOKEN"]
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+
+def conn(tls=True):
+    s = socket.create_connection(("127.0.0.1", port), timeout=15)
+    return ctx.wrap_socket(s) if tls else s
+
+def closed_after(s, send=b""):
+    if send:
+        s.sendall(send)
+    t0 = time.time()
+    try:
+        while s.recv(65536):
+            pass
+    except (OSError, ssl.SSLError):
+        pass
+    return time.time() - t0
+
+print("silent %.1f" % closed_after(conn(tls=False)))
+print("half %.1f" % closed_after(conn(), b"GET /version HTTP/1.1\r\nHost: x\r\n"))
+print("keepalive %.1f" % closed_after(conn(), b"GET /version HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token.encode() + b"\r\n\r\n"))
+w = conn()
+auth = b"Authorization: Bearer " + token.encode() + b"\r\n"
+w.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30 HTTP/1.1\r\nHost: x\r\n" + auth + b"\r\n")
+time.sleep(4)
+c = conn()
+body = json.dumps({"metadata": {"name": "after-idle"}}).encode()
+c.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n" + auth + b"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+c.recv(100)
+buf = b""
+while b"after-idle" not in buf:
+    d = w.recv(65536)
+    if not d:
+        break
+    buf += d
+print("watch %s" % (b"after-idle" in buf))
+PYEOF
+)
+    local t
+    t=$(awk '/^silent/ {print $2}' <<<"$out")
+    expect_match "a silent connection is closed after the idle timeout (${t}s)" '^[12]\.|^3\.0' "$t"
+    t=$(awk '/^half/ {print $2}' <<<"$out")
+    expect_match "half a request is closed after the idle timeout (${t}s)" '^[12]\.|^3\.0' "$t"
+    t=$(awk '/^keepalive/ {print $2}' <<<"$out")
+    expect_match "an idle keep-alive connection is closed after its answer (${t}s)" '^[12]\.|^3\.0' "$t"
+    expect_eq "a watch 4 s without events stays open and gets the next one" "watch True" \
+        "$(grep '^watch' <<<"$out")"
+}
+
 # What a review of the REST layer found (each used to crash the server, store an object no one
 # could read back, or write for real on a misspelled option).
 check_review_findings()
@@ -480,7 +538,8 @@ print(json.dumps(ops))')
     expect_status "a continue key from the future" 400 BadRequest "continue key is not valid"
 }
 
-sw_start_server --compact-interval 1 --compact-keep 1 --image-registry registry.example:5000
+sw_start_server --compact-interval 1 --compact-keep 1 --image-registry registry.example:5000 \
+    --idle-timeout 2
 check_malformed_bodies
 check_size_and_depth
 check_names
@@ -491,5 +550,6 @@ check_media_types
 check_list_and_watch_params
 check_watch_compacted
 check_garbage_connections
+check_idle_connections
 check_review_findings
 sw_finish

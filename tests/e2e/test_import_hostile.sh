@@ -5,7 +5,8 @@
 # platforms (PreserveOriginal keeps at most 32). Each becomes a failure of that one image (or an
 # image without the bad field) while the rest of the request imports, and the server stays up
 # with no sanitizer report. Requests with a bad importMode, referencePolicy or destination tag
-# are refused (422) before slipway sends the registry anything. A registry that never answers
+# are refused (422) before slipway sends the registry anything. An import slower than the idle
+# timeout is answered. A registry that never answers
 # does not hold the server up: SIGTERM during such an import ends it within seconds, and the
 # import's client gets its answer first. Every process and directory is removed on every exit
 # path.
@@ -18,7 +19,8 @@ START=$(date +%s)
 sw_with_registry
 reg_start_tool evil "$SW_TESTS/e2e/tools/evilregistry.py" --log "$SW_TMP/evil.requests"
 EVIL=127.0.0.1:${REG_TOOL_PORT[evil]}
-sw_start_server --insecure-registry "$EVIL"
+# A one-second idle timeout: an import that takes longer still gets its answer.
+sw_start_server --insecure-registry "$EVIL" --idle-timeout 1
 
 ISIP=/apis/image.openshift.io/v1/namespaces/default/imagestreamimports
 
@@ -85,6 +87,17 @@ check_refused_early()
 # An import is waiting on a registry that never answers (its timeout is 30 s, with retries):
 # SIGTERM abandons that request, the client gets the failure, and the server exits
 # (sw_stop_server allows 10 s).
+# The server's idle timeout (1 s here) is for connections that send nothing, not for requests
+# being served: an import waiting 3 s on its registry gets its answer.
+check_slow_import()
+{
+    local t0=$SECONDS
+    expect_eq "an import that waits 3 s on its registry (idle timeout 1 s): 201" 201 \
+        "$(isi slowpoke true "[$(from slow)]")"
+    expect_eq "... after the wait" 1 "$((SECONDS - t0 >= 2))"
+    expect_eq "... its image failed: not found" "Failure" "$(img 0 's["status"]["status"]')"
+}
+
 check_stop_during_import()
 {
     local i
@@ -105,6 +118,7 @@ check_stop_during_import()
 check_content
 check_index
 check_refused_early
+check_slow_import
 check_stop_during_import
 sw_finish
 echo "took $(($(date +%s) - START)) s"

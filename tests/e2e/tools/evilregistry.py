@@ -9,6 +9,7 @@ port (written to --port-file once listening) and serves, per repository name:
   wideindex   an OCI index of 33 platform manifests (each a small valid image)
   good        a small valid image
   stall       nothing: a manifest request gets no answer for 10 minutes
+  slow        a manifest request is answered 404 after 3 s
 
 Tags are "latest" for every repository. Manifests and blobs are served by digest too; every
 digest matches its bytes. Every request is logged to --log as "METHOD PATH".
@@ -99,6 +100,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if len(parts) == 4 and parts[0] == "v2" and parts[1] == "stall":
             time.sleep(600)
             return None
+        if len(parts) == 4 and parts[0] == "v2" and parts[1] == "slow":
+            time.sleep(3)
         if len(parts) == 4 and parts[0] == "v2" and parts[2] == "manifests":
             ref = TAGS.get(parts[1]) if parts[3] == "latest" else parts[3]
             if ref in MANIFESTS:
