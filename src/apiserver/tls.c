@@ -3,51 +3,29 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/path.h"
 #include "util/str.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_PEM (64 * 1024)
 
-static char *read_file(const char *path)
+/* A PEM file's text, or NULL when it is missing, empty or over MAX_PEM (then regenerated). */
+static char *read_pem(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = sw_malloc(MAX_PEM + 1);
-    size_t n = fread(buf, 1, MAX_PEM, f);
-    fclose(f);
-    buf[n] = '\0';
-    if (n == 0 || n == MAX_PEM) {
+    char *buf = NULL;
+    size_t n = 0;
+    if (sw_path_read(path, MAX_PEM, false, &buf, &n) < 0 || n == 0) {
         sw_free(buf);
         return NULL;
     }
     return buf;
-}
-
-static int write_file(const char *path, const char *data)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    size_t n = strlen(data);
-    if (fd < 0 || write(fd, data, n) != (ssize_t)n || fsync(fd) < 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        return sw_error_set(SW_ERROR, "cannot write %s: %s", path, strerror(e));
-    }
-    close(fd);
-    return 0;
 }
 
 static char *bio_text(BIO *b)
@@ -122,8 +100,8 @@ int sw_tls_load_or_create(const char *dir, const char *host, char **cert_pem, ch
     char cpath[4096], kpath[4096];
     snprintf(cpath, sizeof(cpath), "%s/tls.crt", dir);
     snprintf(kpath, sizeof(kpath), "%s/tls.key", dir);
-    *cert_pem = read_file(cpath);
-    *key_pem = read_file(kpath);
+    *cert_pem = read_pem(cpath);
+    *key_pem = read_pem(kpath);
     if (*cert_pem && *key_pem)
         return 0;
     sw_free(*cert_pem);
@@ -131,8 +109,8 @@ int sw_tls_load_or_create(const char *dir, const char *host, char **cert_pem, ch
     *cert_pem = *key_pem = NULL;
     int error = generate(host, cert_pem, key_pem);
     if (error == 0)
-        error = write_file(kpath, *key_pem);
+        error = sw_path_write(kpath, *key_pem, strlen(*key_pem), 0600);
     if (error == 0)
-        error = write_file(cpath, *cert_pem);
+        error = sw_path_write(cpath, *cert_pem, strlen(*cert_pem), 0600);
     return error;
 }

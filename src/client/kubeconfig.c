@@ -6,6 +6,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/path.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -62,28 +63,12 @@ void sw_kubeconfig_free(sw_kubeconfig *kc)
 
 int sw_kubeconfig_read_file(const char *path, size_t max, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sw_error_set(errno == ENOENT ? SW_ENOTFOUND : SW_ERROR, "cannot open %s: %s", path,
-                            strerror(errno));
-    sw_buf b = SW_BUF_INIT(max);
-    char chunk[8192];
-    size_t n;
-    int error = 0;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (sw_buf_put(&b, chunk, n) < 0)
-            break;
-    if (ferror(f))
-        error = sw_error_set(SW_ERROR, "cannot read %s: %s", path, strerror(errno));
-    else if (sw_buf_error(&b) < 0)
-        error = sw_error_set(SW_ELIMIT, "%s is larger than %zu bytes", path, max);
-    fclose(f);
-    if (error < 0) {
-        sw_buf_dispose(&b);
-        return error;
-    }
-    *out = sw_buf_detach(&b, len);
-    return 0;
+    int error = sw_path_read(path, max, false, out, len);
+    if (error == SW_ENOTFOUND)
+        return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", path, strerror(ENOENT));
+    if (error == SW_EINVALID)
+        return sw_error_set(SW_ELIMIT, "%s is larger than %zu bytes", path, max);
+    return error;
 }
 
 /* ---- YAML -> JSON ---- */

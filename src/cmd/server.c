@@ -12,11 +12,11 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -189,60 +189,43 @@ static bool loopback(const char *host)
  * (DIR/token) and the key build tokens are signed with (DIR/build-token.key). */
 static int load_secret(const char *dir, const char *file, char *tok, size_t n)
 {
-    char path[4096];
+    char path[4096], *text = NULL;
+    size_t r = 0;
     snprintf(path, sizeof(path), "%s/%s", dir, file);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        size_t r = fread(tok, 1, n - 1, f);
-        fclose(f);
-        tok[r] = '\0';
-        while (r && (tok[r - 1] == '\n' || tok[r - 1] == '\r'))
-            tok[--r] = '\0';
-        if (r >= 32)
-            return 0;
+    if (sw_path_read(path, n - 1, false, &text, &r) == 0) {
+        while (r && (text[r - 1] == '\n' || text[r - 1] == '\r'))
+            text[--r] = '\0';
+        sw_strlcpy(tok, text, n);
     }
+    sw_free(text);
+    if (r >= 32)
+        return 0;
     unsigned char raw[32];
     sw_random_bytes(raw, sizeof(raw));
     sw_hex(raw, sizeof(raw), tok);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0 || write(fd, tok, strlen(tok)) < 0 || fsync(fd) < 0) {
-        if (fd >= 0)
-            close(fd);
-        return sw_error_set(SW_ERROR, "cannot write %s: %s", path, strerror(errno));
-    }
-    close(fd);
-    return 0;
+    return sw_path_write(path, tok, strlen(tok), 0600);
 }
 
 static int write_kubeconfig(const char *dir, const server_flags *f, const char *token,
                             const char *cert)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof(path), "%s/admin.kubeconfig", dir);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *out = NULL;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0)
-        out = fdopen(fd, "w");
-    if (!out)
-        return sw_error_set(SW_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+    sw_buf out = SW_BUF_INIT(256 * 1024);
     char *ca = cert ? sw_base64_encode(cert, strlen(cert)) : NULL;
-    fprintf(out, "apiVersion: v1\nkind: Config\nclusters:\n- name: slipway\n  cluster:\n");
+    sw_buf_puts(&out, "apiVersion: v1\nkind: Config\nclusters:\n- name: slipway\n  cluster:\n");
     if (ca)
-        fprintf(out, "    certificate-authority-data: %s\n", ca);
-    fprintf(out,
-            "    server: %s://%s:%u\nusers:\n- name: admin\n  user:\n    token: %s\n"
-            "contexts:\n- name: slipway\n  context:\n    cluster: slipway\n    user: admin\n"
-            "    namespace: default\ncurrent-context: slipway\n",
-            cert ? "https" : "http", f->host, f->port, token);
+        sw_buf_printf(&out, "    certificate-authority-data: %s\n", ca);
+    sw_buf_printf(&out,
+                  "    server: %s://%s:%u\nusers:\n- name: admin\n  user:\n    token: %s\n"
+                  "contexts:\n- name: slipway\n  context:\n    cluster: slipway\n    user: admin\n"
+                  "    namespace: default\ncurrent-context: slipway\n",
+                  cert ? "https" : "http", f->host, f->port, token);
     sw_free(ca);
-    fflush(out);
-    fsync(fileno(out));
-    fclose(out);
-    if (rename(tmp, path) < 0)
-        return sw_error_set(SW_ERROR, "cannot rename %s: %s", tmp, strerror(errno));
-    chmod(path, 0600);
-    return 0;
+    int error = sw_buf_error(&out) < 0 ? sw_error_set(SW_ERROR, "cannot write %s: too large", path)
+                                       : sw_path_write(path, out.ptr, out.len, 0600);
+    sw_buf_dispose(&out);
+    return error;
 }
 
 static int run(server_flags *f)

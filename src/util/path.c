@@ -1,4 +1,5 @@
-/* path: lexical path cleaning, and removing a directory tree (see path.h). */
+/* path: lexical path cleaning, removing a directory tree, and reading and atomically replacing
+ * small files (see path.h). */
 #include "util/path.h"
 
 #include "util/buf.h"
@@ -98,5 +99,55 @@ int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t
         return error;
     }
     *out = sw_buf_detach(&b, len);
+    return 0;
+}
+
+/* fsyncs the directory holding path, so a rename into it is durable. */
+static int sync_parent(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof(dir))
+        return -1;
+    memcpy(dir, slash ? path : ".", slash ? n : 1);
+    dir[slash ? (n ? n : 1) : 1] = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int sw_path_write(const char *path, const void *data, size_t len, mode_t mode)
+{
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+        return sw_error_set(SW_ERROR, "cannot write %s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+    const char *p = data;
+    size_t off = 0;
+    int e = 0;
+    while (off < len && e == 0) {
+        ssize_t w = write(fd, p + off, len - off);
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            off += (size_t)w;
+    }
+    if (e == 0 && (fchmod(fd, mode) < 0 || fsync(fd) < 0))
+        e = errno;
+    if (close(fd) < 0 && e == 0)
+        e = errno;
+    if (e == 0 && rename(tmp, path) < 0)
+        e = errno;
+    if (e != 0) {
+        unlink(tmp);
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", path, strerror(e));
+    }
+    sync_parent(path);
     return 0;
 }

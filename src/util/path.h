@@ -6,6 +6,7 @@
 #define SW_PATH_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 
 /* Cleans path into out ("" is the root). A ".." at the root stays at the root when clamp is
@@ -19,5 +20,9 @@ int sw_path_remove_tree(const char *dir);
  * sw_malloc'd and NUL-terminated, its length in *len (may be NULL). SW_ENOTFOUND (no message)
  * when it does not exist, SW_EINVALID past max, SW_ERROR otherwise (message set). */
 int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len);
+/* Replaces the file at path with data (len bytes) atomically and durably: written to
+ * "<path>.tmp" with mode, fsynced, renamed over path, and the directory fsynced. SW_ERROR
+ * (message set) on failure; path is then unchanged. */
+int sw_path_write(const char *path, const void *data, size_t len, mode_t mode);
 
 #endif

@@ -187,6 +187,33 @@ static void test_path_clean(void **state)
         sw_path_clean("aaaaaaaaaaaaaaaa/bbbbbbbbbbbbbbbbbbbb", false, out, sizeof(out)), SW_ELIMIT);
 }
 
+/* sw_path_write replaces a file atomically with the mode asked for and leaves no temp file;
+ * sw_path_read reads it back, refuses it past max and says ENOTFOUND for a missing one. */
+static void test_path_read_write(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/sw-test-rw-XXXXXX", p[256], tmp[300], *text = NULL;
+    size_t len = 0;
+    struct stat st;
+    assert_non_null(mkdtemp(root));
+    snprintf(p, sizeof(p), "%s/secret", root);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+    assert_int_equal(sw_path_read(p, 100, false, &text, &len), SW_ENOTFOUND);
+    assert_int_equal(sw_path_write(p, "first", 5, 0600), 0);
+    assert_int_equal(sw_path_write(p, "second!", 7, 0600), 0);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(access(tmp, F_OK), -1);
+    assert_int_equal(sw_path_read(p, 100, false, &text, &len), 0);
+    assert_int_equal(len, 7);
+    assert_string_equal(text, "second!");
+    sw_free(text);
+    assert_int_equal(sw_path_read(p, 6, false, &text, &len), SW_EINVALID);
+    snprintf(tmp, sizeof(tmp), "%s/missing-dir/x", root);
+    assert_true(sw_path_write(tmp, "x", 1, 0600) < 0);
+    assert_int_equal(sw_path_remove_tree(root), 0);
+}
+
 /* sw_path_remove_tree: a nested tree goes, a symlink in it is removed without following it. */
 static void test_path_remove_tree(void **state)
 {
@@ -228,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_json_depth),
         cmocka_unit_test(test_path_clean),
         cmocka_unit_test(test_path_remove_tree),
+        cmocka_unit_test(test_path_read_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
