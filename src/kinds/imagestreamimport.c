@@ -397,7 +397,7 @@ static int image_jobs(const json_t *spec, bool do_import, const json_t *stream, 
 /* Jobs for spec.repository: its tags in priority order, at most 50. */
 static int repository_jobs(const sw_kind_ctx *ctx, const sw_creds *creds, const json_t *spec,
                            const json_t *stream, sw_objects *o, import_job *jobs, size_t *n,
-                           json_t *repo_status)
+                           json_t *repo_status, int64_t deadline_ms)
 {
     json_t *repo = json_object_get(spec, "repository");
     const char *from = sw_json_str_at(repo, "from.name");
@@ -412,8 +412,8 @@ static int repository_jobs(const sw_kind_ctx *ctx, const sw_creds *creds, const 
     if (error < 0)
         return error;
     error = sw_import_list_tags(ctx->registry, creds, from,
-                                sw_json_bool_at(repo, "importPolicy.insecure"), MAX_REPOSITORY_TAGS,
-                                &tags, &count, &more, &nmore);
+                                sw_json_bool_at(repo, "importPolicy.insecure"), deadline_ms,
+                                MAX_REPOSITORY_TAGS, &tags, &count, &more, &nmore);
     if (error < 0) {
         json_object_set_new(repo_status, "status",
                             json_pack("{s:s, s:s, s:s, s:i}", "status", "Failure", "message",
@@ -512,6 +512,8 @@ int sw_imagestreamimport_run(const sw_kind_ctx *ctx, sw_objects *o, const char *
     import_job *jobs = sw_calloc(MAX_IMAGES, sizeof(*jobs));
     size_t n = 0;
     int error = 0;
+    /* Tag listing and every image fetch of this request start nothing after the deadline. */
+    int64_t deadline = sw_time_mono_ms() + IMPORT_DEADLINE_MS;
     if (!name || !*name)
         error = sw_error_set(SW_EINVALID, "metadata.name: Required value: the stream's name");
     else if (!ctx->registry)
@@ -528,10 +530,9 @@ int sw_imagestreamimport_run(const sw_kind_ctx *ctx, sw_objects *o, const char *
     if (error == 0)
         error = image_jobs(spec, do_import, stream, o, jobs, &n);
     if (error == 0)
-        error = repository_jobs(ctx, creds, spec, stream, o, jobs, &n, repo_status);
+        error = repository_jobs(ctx, creds, spec, stream, o, jobs, &n, repo_status, deadline);
     if (error < 0)
         goto done;
-    int64_t deadline = sw_time_mono_ms() + IMPORT_DEADLINE_MS;
     for (size_t i = 0; i < n; i++)
         jobs[i].req.deadline_ms = deadline;
     import_batch batch = {.ctx = ctx, .creds = creds, .jobs = jobs, .n = n};

@@ -331,11 +331,11 @@ int sw_import_tag_cmp(const void *a, const void *b)
 }
 
 int sw_import_list_tags(sw_registry *r, const sw_creds *creds, const char *repository,
-                        bool insecure, size_t max, char ***tags, size_t *count, char ***more,
-                        size_t *more_count)
+                        bool insecure, int64_t deadline_ms, size_t max, char ***tags, size_t *count,
+                        char ***more, size_t *more_count)
 {
     sw_ref ref;
-    sw_registry_call call = {.creds = creds, .insecure = insecure};
+    sw_registry_call call = {.creds = creds, .insecure = insecure, .deadline_ms = deadline_ms};
     char **all = NULL;
     size_t n = 0;
     int error = sw_ref_parse(repository, &ref);

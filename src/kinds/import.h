@@ -46,8 +46,8 @@ void sw_import_result_dispose(sw_import_result *res);
 /* Tags of a repository in OpenShift's import priority (latest; X.Y descending; full semver
  * descending; the rest lexicographic), at most max; *more counts the ones left out. */
 int sw_import_list_tags(sw_registry *r, const sw_creds *creds, const char *repository,
-                        bool insecure, size_t max, char ***tags, size_t *count, char ***more,
-                        size_t *more_count);
+                        bool insecure, int64_t deadline_ms, size_t max, char ***tags, size_t *count,
+                        char ***more, size_t *more_count);
 
 /* qsort comparator over char * tag names in that priority order (library-go PrioritizeTags). */
 int sw_import_tag_cmp(const void *a, const void *b);

@@ -9,6 +9,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
+#include "util/time.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -181,6 +182,7 @@ static int call_init(sw_registry *r, const sw_registry_call *c, const sw_ref *re
     sw_registry__credkey(cx->user, cx->pass, cx->credkey);
     snprintf(cx->scope, sizeof(cx->scope), "repository:%s:pull", ref->repository);
     cx->wait_budget_ms = REG_WAIT_BUDGET_MS;
+    cx->deadline_ms = c ? c->deadline_ms : 0;
     cx->token = sw_registry__token_cached(cx);
     cx->basic = cx->user && sw_registry__host_basic(r, cx->host);
     cx->scheme = "https";
@@ -656,6 +658,12 @@ static int list_tags_cx(reg_call *cx, const sw_ref *repo, tag_list *tl)
     size_t page = tl->max < TAGS_PAGE_SIZE ? tl->max : TAGS_PAGE_SIZE;
     sw_buf_printf(&path, "/v2/%s/tags/list?n=%zu", repo->repository, page ? page : 1);
     for (int pages = 0; pages < TAGS_MAX_PAGES && tl->n < tl->max; pages++) {
+        if (pages && cx->deadline_ms && sw_time_mono_ms() >= cx->deadline_ms) {
+            error = sw_error_set(SW_ETIMEOUT,
+                                 "tags list of %s: still paging at the deadline (%d pages read)",
+                                 cx->display, pages);
+            break;
+        }
         json_object_set_new_nocheck(visited, sw_buf_cstr(&path), json_null());
         error = exec(cx, "GET", sw_buf_cstr(&path), "application/json", TAGS_PAGE_MAX_BYTES, &resp);
         if (error < 0)

@@ -40,6 +40,8 @@ void sw_registry_shutdown(sw_registry *r);
 typedef struct sw_registry_call {
     const sw_creds *creds;
     bool insecure;
+    int64_t deadline_ms; /* monotonic ms (sw_time_mono_ms) after which a tag listing starts no
+                          * further page (SW_ETIMEOUT); 0: none */
 } sw_registry_call;
 
 /* Errors of every call below (the message says what happened, never a credential):

@@ -71,6 +71,7 @@ typedef struct reg_call {
     bool basic;              /* send basic credentials */
     bool authed;             /* one 401 was already answered */
     int64_t wait_budget_ms;  /* remaining sleep for 429/backoff */
+    int64_t deadline_ms;     /* sw_registry_call.deadline_ms */
 } reg_call;
 
 typedef struct reg_req {

@@ -196,6 +196,19 @@ static enum MHD_Result serve_tags_loop(struct MHD_Connection *c)
     return reply_str(c, 200, "{\"tags\":[\"b\"]}", h);
 }
 
+/* /v2/endless/app: page N (50 ms each) holds tag tN and links to page N+1, without end. */
+static enum MHD_Result serve_tags_endless(struct MHD_Connection *c)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "last");
+    long n = last ? strtol(last, NULL, 10) + 1 : 0;
+    char link[160], body[64];
+    usleep(50 * 1000);
+    snprintf(link, sizeof(link), "</v2/endless/app/tags/list?last=%ld>; rel=\"next\"", n);
+    snprintf(body, sizeof(body), "{\"tags\":[\"t%ld\"]}", n);
+    const char *h[] = {"Link", link, NULL};
+    return reply_str(c, 200, body, h);
+}
+
 /* /v2/dup/app: three pages repeating tags of earlier pages (and within a page). */
 static enum MHD_Result serve_tags_dup(struct MHD_Connection *c)
 {
@@ -247,6 +260,8 @@ static enum MHD_Result route_more(struct MHD_Connection *c, const char *url, int
         return serve_tags_loop(c);
     if (strcmp(url, "/v2/dup/app/tags/list") == 0)
         return serve_tags_dup(c);
+    if (strcmp(url, "/v2/endless/app/tags/list") == 0)
+        return serve_tags_endless(c);
     if (strcmp(url, "/v2/other/app/tags/list") == 0)
         return serve_tags_other(c);
     if (starts(url, "/v2/redir/app/blobs/")) {
@@ -692,6 +707,23 @@ static void test_client__tags_loop(void **state)
     assert_null(tags);
 }
 
+/* A tag list that pages on without end stops at the caller's deadline (an ImageStreamImport's
+ * 120 s): SW_ETIMEOUT after a few pages, not TAGS_MAX_PAGES of them. */
+static void test_client__tags_deadline(void **state)
+{
+    sw_registry *r = *state;
+    sw_ref ref = ref_of("endless/app");
+    char **tags = NULL;
+    size_t n = 0;
+    int64_t t0 = sw_time_mono_ms();
+    sw_registry_call call = {.insecure = true, .deadline_ms = t0 + 300};
+    assert_int_equal(sw_registry_list_tags(r, &call, &ref, 100000, &tags, &n), SW_ETIMEOUT);
+    assert_true(sw_time_mono_ms() - t0 < 2000);
+    assert_non_null(strstr(sw_error_msg(), "still paging at the deadline"));
+    assert_true(atomic_load(&F.hits) >= 3 && atomic_load(&F.hits) < 20);
+    assert_null(tags);
+}
+
 /* A tag repeated on a later page (or within one) is listed once, where it first appeared. */
 static void test_client__tags_dedup(void **state)
 {
@@ -842,6 +874,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_client__basic_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__tags_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__tags_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client__tags_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__tags_dedup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__tags_other_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client__blob_redirect, setup, teardown),

@@ -48,7 +48,7 @@ static int teardown(void **state)
 }
 
 /* The registries speak plain http: every call is insecure (https ping, then http). */
-static const sw_registry_call open_call = {NULL, true};
+static const sw_registry_call open_call = {.insecure = true};
 
 static sw_ref ref_on(const char *host_env, const char *repo_tag)
 {
@@ -261,7 +261,7 @@ static void test_live__basic_auth(void **state)
                      SW_EUNAUTHORIZED);
     assert_non_null(strstr(sw_error_msg(), "no credentials"));
     sw_creds *good = creds(user, pass);
-    sw_registry_call call = {good, true};
+    sw_registry_call call = {.creds = good, .insecure = true};
     if (sw_registry_head_manifest(r, &call, &ref, digest, NULL, NULL) != 0)
         fail_msg("basic auth: %s", sw_error_msg());
     assert_string_equal(digest, env("SW_DIGEST_AUTH"));
