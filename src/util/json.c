@@ -104,16 +104,12 @@ json_t *sw_json_at(const json_t *root, const char *path)
 {
     const json_t *cur = root;
     const char *p = path;
-    char key[256];
     while (cur && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(key) || !json_is_object(cur))
+        size_t n = strcspn(p, ".");
+        if (!json_is_object(cur))
             return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        cur = json_object_get(cur, key);
-        p += n + (dot ? 1 : 0);
+        cur = json_object_getn(cur, p, n);
+        p += n + (p[n] == '.');
     }
     return (json_t *)cur;
 }
