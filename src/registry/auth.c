@@ -287,6 +287,18 @@ static bool realm_is_registry(const reg_call *cx, const char *host, bool https)
     return strcasecmp(ours, theirs) == 0;
 }
 
+/* Whether host ("name[:port]", "[v6][:port]") names the same machine as the registry's
+ * endpoint, whatever the ports. */
+static bool realm_on_registry_host(const reg_call *cx, const char *host)
+{
+    char ours[300], theirs[300];
+    endpoint_of(cx->host, true, ours, sizeof(ours));
+    endpoint_of(host, true, theirs, sizeof(theirs));
+    *strrchr(ours, ':') = '\0'; /* endpoint_of always ends in ":port" */
+    *strrchr(theirs, ':') = '\0';
+    return strcasecmp(ours, theirs) == 0;
+}
+
 /* GET realm?service=..&scope=.. and cache the token. */
 static int fetch_token(reg_call *cx, const sw_challenge *ch, const char *scope)
 {
@@ -304,11 +316,14 @@ static int fetch_token(reg_call *cx, const sw_challenge *ch, const char *scope)
                              cx->host);
         goto done;
     }
-    if (!https && cx->user && !cx->insecure) {
+    /* Credentials go over plain http only to an insecure registry's own host: one marked
+     * insecure must not be able to send them in clear text anywhere else. */
+    if (!https && cx->user && !(cx->insecure && realm_on_registry_host(cx, host))) {
         error = sw_error_set(SW_EUNAUTHORIZED,
                              "token server %s uses plain http; refusing to "
-                             "send credentials to it (registry not insecure)",
-                             host);
+                             "send credentials to it (%s)",
+                             host,
+                             cx->insecure ? "not the registry's own host" : "registry not insecure");
         goto done;
     }
     url = token_url(ch, scope);

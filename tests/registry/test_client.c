@@ -153,6 +153,19 @@ static enum MHD_Result serve_token_repo(struct MHD_Connection *c)
     return reply_error(c, 401, "UNAUTHORIZED", "authentication required", h);
 }
 
+/* /v2/elsewhere/app: a Bearer challenge whose plain-http realm is on another host name
+ * (localhost instead of 127.0.0.1). */
+static enum MHD_Result serve_elsewhere_repo(struct MHD_Connection *c)
+{
+    char chal[256];
+    snprintf(chal, sizeof(chal),
+             "Bearer realm=\"http://localhost:%d/token\",service=\"fake registry\","
+             "scope=\"repository:elsewhere/app:pull\"",
+             F.port);
+    const char *h[] = {"WWW-Authenticate", chal, NULL};
+    return reply_error(c, 401, "UNAUTHORIZED", "authentication required", h);
+}
+
 static enum MHD_Result serve_basic_repo(struct MHD_Connection *c)
 {
     if (strcmp(hdr(c, "Authorization"), "Basic YWxpY2U6cHc=") == 0)
@@ -310,6 +323,8 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, int hit)
         return reply_error(c, 403, "DENIED", "requested access to the resource is denied", NULL);
     if (starts(url, "/v2/token/app/"))
         return serve_token_repo(c);
+    if (starts(url, "/v2/elsewhere/app/"))
+        return serve_elsewhere_repo(c);
     if (starts(url, "/v2/basic/app/"))
         return serve_basic_repo(c);
     if (starts(url, "/v2/flaky/app/") && hit <= 2)
@@ -636,6 +651,14 @@ static void test_client__bearer_token(void **state)
     assert_non_null(strstr(sw_error_msg(), "rejected the credentials"));
     assert_null(strstr(sw_error_msg(), "mallory"));
     assert_null(strstr(sw_error_msg(), "hunter2"));
+    /* An insecure registry whose plain-http realm is on another host gets no credentials. */
+    sw_ref elsewhere = ref_of("elsewhere/app:v1");
+    call.creds = good;
+    atomic_store(&F.token_hits, 0);
+    assert_int_equal(sw_registry_head_manifest(r, &call, &elsewhere, digest, NULL, NULL),
+                     SW_EUNAUTHORIZED);
+    assert_non_null(strstr(sw_error_msg(), "not the registry's own host"));
+    assert_int_equal(atomic_load(&F.token_hits), 0);
     sw_creds_free(good);
     sw_creds_free(bad);
 }
