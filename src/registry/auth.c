@@ -319,11 +319,11 @@ static int fetch_token(reg_call *cx, const sw_challenge *ch, const char *scope)
     /* Credentials go over plain http only to an insecure registry's own host: one marked
      * insecure must not be able to send them in clear text anywhere else. */
     if (!https && cx->user && !(cx->insecure && realm_on_registry_host(cx, host))) {
-        error = sw_error_set(SW_EUNAUTHORIZED,
-                             "token server %s uses plain http; refusing to "
-                             "send credentials to it (%s)",
-                             host,
-                             cx->insecure ? "not the registry's own host" : "registry not insecure");
+        error = sw_error_set(
+            SW_EUNAUTHORIZED,
+            "token server %s uses plain http; refusing to "
+            "send credentials to it (%s)",
+            host, cx->insecure ? "not the registry's own host" : "registry not insecure");
         goto done;
     }
     url = token_url(ch, scope);
