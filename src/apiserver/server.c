@@ -12,6 +12,7 @@
 #include "util/time.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -463,12 +464,15 @@ void sw_apiserver_stop(sw_apiserver *s)
     s->stopping = true;
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->mu);
+    __atomic_store_n(&s->api->kctx.stopping, true, __ATOMIC_RELEASE); /* log follows end */
     if (s->compactor_running)
         pthread_join(s->compactor, NULL);
     sw_watchcache_close(s->api->cache); /* watches end */
     /* No new connections; requests in progress get their answers (for up to DRAIN_MS), then
      * every connection is closed. */
     MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
+    if (lsock != MHD_INVALID_SOCKET)
+        shutdown(lsock, SHUT_RDWR); /* new connections are refused, not left in the backlog */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += DRAIN_MS / 1000;

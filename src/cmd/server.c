@@ -192,14 +192,26 @@ static int load_secret(const char *dir, const char *file, char *tok, size_t n)
     char path[4096], *text = NULL;
     size_t r = 0;
     snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if (sw_path_read(path, n - 1, false, &text, &r) == 0) {
+    int error = sw_path_read(path, n - 1, false, &text, &r);
+    if (error == 0) {
         while (r && (text[r - 1] == '\n' || text[r - 1] == '\r'))
             text[--r] = '\0';
         sw_strlcpy(tok, text, n);
+        sw_free(text);
+        if (r >= 32)
+            return 0;
     }
-    sw_free(text);
-    if (r >= 32)
-        return 0;
+    /* Only a missing file is replaced: one that is unreadable, too long or too short may be
+     * somebody's, and a new secret would lock every client out. */
+    if (error != SW_ENOTFOUND) {
+        char why[300] = "";
+        if (error < 0)
+            snprintf(why, sizeof(why), ": %s", sw_error_msg());
+        return sw_error_set(SW_EINVALID,
+                            "%s: not a usable secret (32 to %zu characters expected%s); remove "
+                            "it to have a new one generated",
+                            path, n - 1, why);
+    }
     unsigned char raw[32];
     sw_random_bytes(raw, sizeof(raw));
     sw_hex(raw, sizeof(raw), tok);

@@ -141,8 +141,14 @@ static void log_wait(size_t bucket, uint64_t seen, int64_t ms)
     pthread_mutex_unlock(&g_log.mu);
 }
 
-/* Waits until the build has left New/Pending or the deadline passes. */
-static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, size_t n)
+static bool server_stopping(const sw_kind_ctx *ctx)
+{
+    return ctx && __atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE);
+}
+
+/* Waits until the build has left New/Pending, the deadline passes or the server stops. */
+static const char *wait_started(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
+                                char *phase, size_t n)
 {
     int64_t deadline = sw_time_mono_ms() + START_WAIT_MS;
     size_t bucket = log_bucket(r->ns, r->name);
@@ -154,7 +160,7 @@ static const char *wait_started(sw_objects *o, const sw_subreq *r, char *phase, 
         sw_strlcpy(phase, sw_json_str_at(b, "status.phase") ?: "New", n);
         json_decref(b);
         int64_t left = deadline - sw_time_mono_ms();
-        if (started(phase) || left <= 0)
+        if (started(phase) || left <= 0 || server_stopping(ctx))
             return phase;
         log_wait(bucket, seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
     }
@@ -215,6 +221,7 @@ static void range_free(void *state)
 }
 
 typedef struct follower {
+    const sw_kind_ctx *ctx; /* the server's; outlives every stream */
     sw_objects *o;
     char ns[256], name[256], path[4096];
     int64_t off;
@@ -262,6 +269,8 @@ static long follower_next(void *state, char *buf, size_t max)
         int64_t left = deadline - sw_time_mono_ms();
         if (f->done)
             continue;
+        if (server_stopping(f->ctx))
+            return -1; /* the stream ends; the client follows again after the restart */
         if (left <= 0)
             return 0;
         log_wait(bucket, seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
@@ -291,7 +300,7 @@ static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_s
         json_decref(b);
         if (error < 0)
             return error;
-    } else if (!wait_started(o, r, phase, sizeof(phase))) {
+    } else if (!wait_started(ctx, o, r, phase, sizeof(phase))) {
         return sw_error_set(SW_ENOTFOUND, "builds.build.openshift.io \"%s\" not found", r->name);
     }
     /* Served from the file as it is read, never copied whole into memory (logs reach 64 MiB) */
@@ -305,6 +314,7 @@ static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_s
     if (follow && limit < 0) {
         /* the follower streams from the tail offset on, then whatever is appended */
         follower *f = sw_calloc(1, sizeof(*f));
+        f->ctx = ctx;
         f->o = o->hold(o);
         sw_strlcpy(f->ns, r->ns, sizeof(f->ns));
         sw_strlcpy(f->name, r->name, sizeof(f->name));

@@ -537,6 +537,13 @@ int sw_imagestreamimport_run(const sw_kind_ctx *ctx, sw_objects *o, const char *
         jobs[i].req.deadline_ms = deadline;
     import_batch batch = {.ctx = ctx, .creds = creds, .jobs = jobs, .n = n};
     run_jobs(&batch);
+    if (sw_registry_is_down(ctx->registry)) {
+        /* Cut short by a stop: recording "failed" would keep the tags from being imported
+         * again after the restart, so nothing is written. */
+        error = sw_error_set(SW_EUNAVAILABLE, "the server is stopping: the import was abandoned "
+                                              "and nothing was recorded");
+        goto done;
+    }
     if (do_import) {
         store_images(o, jobs, n);
         /* With a uid precondition (the controller's imports) a stream deleted meanwhile stays

@@ -33,6 +33,9 @@ void sw_registry_free(sw_registry *r);
  * connection slot or a retry end) with SW_EUNAVAILABLE: the server's first step when it stops,
  * so no request waits on a slow registry. */
 void sw_registry_shutdown(sw_registry *r);
+/* True once sw_registry_shutdown ran (results of calls cut short then say nothing about the
+ * registry). */
+bool sw_registry_is_down(const sw_registry *r);
 
 /* Per-call options. creds may be NULL (anonymous). insecure: skip TLS verification and fall
  * back to plain HTTP when the HTTPS ping fails (importPolicy.insecure); hosts listed in

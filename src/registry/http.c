@@ -93,6 +93,11 @@ bool sw_registry__down(const sw_registry *r)
     return __atomic_load_n(&r->down, __ATOMIC_ACQUIRE);
 }
 
+bool sw_registry_is_down(const sw_registry *r)
+{
+    return sw_registry__down(r);
+}
+
 void sw_registry_shutdown(sw_registry *r)
 {
     pthread_mutex_lock(&r->mu);

@@ -105,13 +105,17 @@ int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t
 /* fsyncs the directory holding path, so a rename into it is durable. */
 static int sync_parent(const char *path)
 {
-    char dir[4096];
+    char dir[4096] = ".";
     const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n >= sizeof(dir))
-        return -1;
-    memcpy(dir, slash ? path : ".", slash ? n : 1);
-    dir[slash ? (n ? n : 1) : 1] = '\0';
+    if (slash == path) {
+        dir[0] = '/'; /* a file in the root directory */
+    } else if (slash) {
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof(dir))
+            return -1;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -125,7 +129,8 @@ int sw_path_write(const char *path, const void *data, size_t len, mode_t mode)
     char tmp[4200];
     if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
         return sw_error_set(SW_ERROR, "cannot write %s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    unlink(tmp); /* a leftover of a crash (a file, or a symlink planted there) goes first */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0)
         return sw_error_set(SW_ERROR, "cannot write %s: %s", tmp, strerror(errno));
     const char *p = data;

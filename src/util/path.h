@@ -21,8 +21,9 @@ int sw_path_remove_tree(const char *dir);
  * when it does not exist, SW_EINVALID past max, SW_ERROR otherwise (message set). */
 int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len);
 /* Replaces the file at path with data (len bytes) atomically and durably: written to
- * "<path>.tmp" with mode, fsynced, renamed over path, and the directory fsynced. SW_ERROR
- * (message set) on failure; path is then unchanged. */
+ * "<path>.tmp" (a leftover one is removed first) with mode, fsynced, renamed over path, and the
+ * directory fsynced. The result always has mode, whatever the old file had, and a symlink at
+ * path is replaced, not followed. SW_ERROR (message set) on failure; path is then unchanged. */
 int sw_path_write(const char *path, const void *data, size_t len, mode_t mode);
 
 #endif

@@ -8,7 +8,8 @@
 # cannot move a phase back or store wrong types; logs of missing builds and ".." segments are
 # 404; a message with bytes that are not UTF-8 still comes back as a Status; a dry-run upload
 # keeps nothing; asFile must be a file name; a deleted Build takes its source and log along;
-# tailLines and limitBytes on a log read. Every process and directory is removed on every path.
+# tailLines and limitBytes on a log read; a stop is not held up by a log follow waiting for a
+# build to start. Every process and directory is removed on every path.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -185,6 +186,27 @@ check_names_and_tokens()
             -H 'Content-Type: application/json' -d '{"status": {"message": "late"}}')"
 }
 
+# A log follow waiting for a build that never starts (nothing runs builds here) ends when the
+# server stops: the stop takes seconds, not the follow's 30 s wait for the build to start.
+check_follow_at_stop()
+{
+    mkbc idle '{"source": {"type": "None"}, "strategy": {"type": "Docker", "dockerStrategy": {}},
+        "output": {"to": {"kind": "DockerImage", "name": "127.0.0.1:1/x/idle:latest"}}}'
+    expect_eq "instantiate idle: 201" 201 \
+        "$(acode POST "$API/buildconfigs/idle/instantiate" -H 'Content-Type: application/json' \
+            -d '{"kind": "BuildRequest", "apiVersion": "build.openshift.io/v1", "metadata": {"name": "idle"}}')"
+    local b
+    b=$(body | sw_json 'at("metadata.name")')
+    acode GET "$API/builds/$b/log?follow=true" >"$SW_TMP/follow.code" &
+    local follower=$!
+    sleep 1
+    local t0=$SECONDS
+    sw_stop_server
+    expect_eq "a stop with a log follow waiting takes under 5 s" 1 "$((SECONDS - t0 < 5))"
+    wait "$follower"
+    expect_eq "... and the follow was answered" 200 "$(cat "$SW_TMP/follow.code")"
+}
+
 sw_start_server
 check_anonymous
 check_github
@@ -192,5 +214,6 @@ check_details
 check_paths
 check_binary
 check_names_and_tokens
+check_follow_at_stop
 sw_finish
 echo "took $(($(date +%s) - START)) s"

@@ -329,8 +329,28 @@ $d"
     expect_match "... and the other one" '^Name:	+ext$' "$OUT"
 }
 
+# A token file the server cannot use (too long, too short) stops it with a message; it is never
+# replaced by a new secret, which would lock every client out.
+check_bad_secret_files()
+{
+    local d="$SW_TMP/badsecret"
+    mkdir -p "$d"
+    head -c 101 /dev/zero | tr '\0' a >"$d/token"
+    local before
+    before=$(sha256sum <"$d/token")
+    expect_exit "server with a 101-byte token file exits 1" 1 \
+        timeout 10 "$SLIPWAY" server --data-dir "$d" --listen 127.0.0.1:1
+    expect_contains "... naming the file" "$d/token: not a usable secret" "$OUT"
+    expect_eq "... and leaves it as it was" "$before" "$(sha256sum <"$d/token")"
+    echo short >"$d/token"
+    expect_exit "server with a 6-byte token file exits 1" 1 \
+        timeout 10 "$SLIPWAY" server --data-dir "$d" --listen 127.0.0.1:1
+    expect_eq "... and leaves it as it was" "short" "$(cat "$d/token")"
+}
+
 setup
 check_help
+check_bad_secret_files
 check_import_image
 check_import_all
 check_tag

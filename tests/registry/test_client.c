@@ -254,6 +254,10 @@ static enum MHD_Result route_more(struct MHD_Connection *c, const char *url, int
     }
     if (starts(url, "/v2/down/app/"))
         return reply_str(c, 503, "down", NULL);
+    if (starts(url, "/v2/stall/app/")) {
+        usleep(3000 * 1000);
+        return serve_manifest(c, F.manifest_digest);
+    }
     if (starts(url, "/v2/slow/app/")) {
         usleep(800 * 1000);
         return serve_manifest(c, F.manifest_digest);
@@ -835,8 +839,8 @@ static void test_client__concurrency_limit(void **state)
     sw_registry_free(r);
 }
 
-/* sw_registry_shutdown: a call waiting for a connection slot ends at once, and so does every
- * later call, each saying why. */
+/* sw_registry_shutdown: the transfer in flight is aborted, a call waiting for a connection slot
+ * ends at once, and so does every later call, each saying why. */
 static void test_client__shutdown(void **state)
 {
     (void)state;
@@ -844,7 +848,7 @@ static void test_client__shutdown(void **state)
     sw_registry_opts o = {.max_per_host = 1, .timeout_ms = 5000};
     sw_registry_new(&r, &o);
     pthread_t th[2];
-    conc_arg args[2] = {{.r = r, .repo = "slow/app:v1"}, {.r = r, .repo = "slow/app:v1"}};
+    conc_arg args[2] = {{.r = r, .repo = "stall/app:v1"}, {.r = r, .repo = "stall/app:v1"}};
     pthread_create(&th[0], NULL, conc_worker, &args[0]);
     usleep(100 * 1000);
     pthread_create(&th[1], NULL, conc_worker, &args[1]); /* waits for the one slot */
@@ -856,6 +860,11 @@ static void test_client__shutdown(void **state)
     assert_int_equal(args[1].rc, SW_EUNAVAILABLE);
     assert_true(args[1].done_ms - t0 < 300);
     assert_non_null(strstr(args[1].msg, "shutting down"));
+    /* The transfer in flight (a 3 s answer) is aborted by the progress callback, which curl
+     * calls about once a second while nothing moves. */
+    assert_int_equal(args[0].rc, SW_EUNAVAILABLE);
+    assert_true(args[0].done_ms - t0 < 2000);
+    assert_non_null(strstr(args[0].msg, "shutting down"));
     sw_ref ref = ref_of("plain/app:v1");
     char digest[80];
     t0 = sw_time_mono_ms();

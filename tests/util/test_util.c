@@ -199,8 +199,23 @@ static void test_path_read_write(void **state)
     snprintf(p, sizeof(p), "%s/secret", root);
     snprintf(tmp, sizeof(tmp), "%s.tmp", p);
     assert_int_equal(sw_path_read(p, 100, false, &text, &len), SW_ENOTFOUND);
+    FILE *f = fopen(p, "w"); /* an existing file, mode 0644 */
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(p, 0644), 0);
     assert_int_equal(sw_path_write(p, "first", 5, 0600), 0);
+    /* a leftover temp file that is a symlink: removed, its target untouched */
+    char target[300];
+    snprintf(target, sizeof(target), "%s/target", root);
+    f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("keep", f);
+    fclose(f);
+    assert_int_equal(symlink(target, tmp), 0);
     assert_int_equal(sw_path_write(p, "second!", 7, 0600), 0);
+    assert_int_equal(sw_path_read(target, 100, false, &text, &len), 0);
+    assert_string_equal(text, "keep");
+    sw_free(text);
     assert_int_equal(stat(p, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal(access(tmp, F_OK), -1);
