@@ -32,7 +32,8 @@ struct sw_apiserver {
     pthread_t compactor;
     bool compactor_running;
     pthread_mutex_t mu;
-    pthread_cond_t cond; /* CLOCK_REALTIME: stopping, active */
+    pthread_cond_t cond;    /* CLOCK_REALTIME: stopping (the compactor waits on it) */
+    pthread_cond_t drained; /* CLOCK_REALTIME: active reached 0 */
     bool stopping;
     int active; /* requests begun and not completed (under mu) */
 };
@@ -365,7 +366,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     pthread_mutex_lock(&s->mu);
     if (--s->active == 0)
-        pthread_cond_broadcast(&s->cond);
+        pthread_cond_broadcast(&s->drained);
     pthread_mutex_unlock(&s->mu);
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->opts.idle_timeout);
@@ -395,7 +396,9 @@ static void *compactor_main(void *arg)
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += s->opts.compact_interval;
-        pthread_cond_timedwait(&s->cond, &s->mu, &until);
+        /* only the interval or a stop ends the wait, never a spurious wakeup */
+        while (!s->stopping && pthread_cond_timedwait(&s->cond, &s->mu, &until) != ETIMEDOUT)
+            ;
         if (s->stopping)
             break;
         pthread_mutex_unlock(&s->mu);
@@ -426,6 +429,7 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     s->opts = *opts;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cond, NULL);
+    pthread_cond_init(&s->drained, NULL);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (opts->tls_cert)
@@ -477,7 +481,7 @@ void sw_apiserver_stop(sw_apiserver *s)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += DRAIN_MS / 1000;
     pthread_mutex_lock(&s->mu);
-    while (s->active > 0 && pthread_cond_timedwait(&s->cond, &s->mu, &until) == 0)
+    while (s->active > 0 && pthread_cond_timedwait(&s->drained, &s->mu, &until) == 0)
         ;
     if (s->active > 0)
         sw_log(SW_LOG_WARN, "stopping with %d request(s) still in progress", s->active);
@@ -487,5 +491,6 @@ void sw_apiserver_stop(sw_apiserver *s)
         close(lsock);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cond);
+    pthread_cond_destroy(&s->drained);
     sw_free(s);
 }

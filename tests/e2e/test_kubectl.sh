@@ -438,7 +438,9 @@ check_secret_and_lease()
     expect_eq "lease holder changed" "slipway-e2e-2" "$(jp lease controller-leader '{.spec.holderIdentity}')"
 }
 
-sw_start_server --image-registry "$REGISTRY"
+# Compaction every hour, keeping one revision: it must not run during this test (a wakeup of
+# the compactor by anything but its interval once compacted after every request).
+sw_start_server --image-registry "$REGISTRY" --compact-interval 3600 --compact-keep 1
 check_api_resources
 check_apply
 check_diff_and_dry_run
@@ -453,4 +455,6 @@ check_selectors
 check_delete
 check_namespaces
 check_secret_and_lease
+expect_eq "no compaction before its interval, after $(grep -cE ' (GET|POST|PUT|PATCH|DELETE) .* 20[01] [0-9]+ms$' "$SW_LOG") successful requests" 0 \
+    "$(grep -c 'compacted the store' "$SW_LOG")"
 sw_finish
