@@ -29,7 +29,8 @@ typedef struct sw_api {
 /* A streaming body: the HTTP layer calls next() until it returns <0 (end) and free() after. */
 typedef struct sw_stream {
     /* Fills up to max bytes into buf; returns bytes written, 0 if nothing yet (called again),
-     * or -1 at the end of the stream. May block briefly. */
+     * -1 at the end of the stream, or SW_STREAM_CUT to end it abnormally (the client sees the
+     * reply cut short, not complete). May block briefly. */
     long (*next)(void *state, char *buf, size_t max);
     void (*free)(void *state);
     void *state;

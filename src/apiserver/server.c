@@ -32,8 +32,8 @@ struct sw_apiserver {
     pthread_t compactor;
     bool compactor_running;
     pthread_mutex_t mu;
-    pthread_cond_t cond;    /* CLOCK_REALTIME: stopping (the compactor waits on it) */
-    pthread_cond_t drained; /* CLOCK_REALTIME: active reached 0 */
+    pthread_cond_t cond;    /* CLOCK_MONOTONIC: stopping (the compactor waits on it) */
+    pthread_cond_t drained; /* CLOCK_MONOTONIC: active reached 0 */
     bool stopping;
     int active; /* requests begun and not completed (under mu) */
 };
@@ -151,6 +151,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     sw_stream *st = cls;
     long n = st->next(st->state, buf, max);
+    if (n == SW_STREAM_CUT)
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* the chunked reply ends without its end */
     return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
 }
 
@@ -393,10 +395,8 @@ static void *compactor_main(void *arg)
     sw_apiserver *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += s->opts.compact_interval;
-        /* only the interval or a stop ends the wait, never a spurious wakeup */
+        /* only the interval or a stop ends the wait, never a spurious wakeup or a clock step */
+        struct timespec until = sw_time_mono_deadline((int64_t)s->opts.compact_interval * 1000);
         while (!s->stopping && pthread_cond_timedwait(&s->cond, &s->mu, &until) != ETIMEDOUT)
             ;
         if (s->stopping)
@@ -428,8 +428,8 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     s->api = api;
     s->opts = *opts;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cond, NULL);
-    pthread_cond_init(&s->drained, NULL);
+    sw_time_cond_init(&s->cond);
+    sw_time_cond_init(&s->drained);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (opts->tls_cert)
@@ -477,9 +477,7 @@ void sw_apiserver_stop(sw_apiserver *s)
     MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
     if (lsock != MHD_INVALID_SOCKET)
         shutdown(lsock, SHUT_RDWR); /* new connections are refused, not left in the backlog */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += DRAIN_MS / 1000;
+    struct timespec until = sw_time_mono_deadline(DRAIN_MS);
     pthread_mutex_lock(&s->mu);
     while (s->active > 0 && pthread_cond_timedwait(&s->drained, &s->mu, &until) == 0)
         ;

@@ -161,8 +161,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
                 return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
             f->sync_full = !strcmp(v, "full");
         } else if ((v = flag_value(argc, argv, &i, "--compact-interval"))) {
-            if (sw_str_to_i64(v, &f->compact_interval) < 0 || f->compact_interval < 0)
-                return sw_error_set(SW_EINVALID, "--compact-interval: expected seconds");
+            if (sw_str_to_i64(v, &f->compact_interval) < 0 || f->compact_interval < 0 ||
+                f->compact_interval > 31536000)
+                return sw_error_set(SW_EINVALID,
+                                    "--compact-interval: expected 0 to 31536000 seconds");
         } else if ((v = flag_value(argc, argv, &i, "--idle-timeout"))) {
             if (sw_str_to_i64(v, &f->idle_timeout) < 0 || f->idle_timeout < 0 ||
                 f->idle_timeout > 86400)
@@ -196,9 +198,12 @@ static int load_secret(const char *dir, const char *file, char *tok, size_t n)
     if (error == 0) {
         while (r && (text[r - 1] == '\n' || text[r - 1] == '\r'))
             text[--r] = '\0';
+        bool printable = true; /* no NUL, space or control byte cutting the secret short */
+        for (size_t i = 0; i < r && printable; i++)
+            printable = text[i] > ' ' && text[i] <= '~';
         sw_strlcpy(tok, text, n);
         sw_free(text);
-        if (r >= 32)
+        if (r >= 32 && printable)
             return 0;
     }
     /* Only a missing file is replaced: one that is unreadable, too long or too short may be
@@ -208,8 +213,8 @@ static int load_secret(const char *dir, const char *file, char *tok, size_t n)
         if (error < 0)
             snprintf(why, sizeof(why), ": %s", sw_error_msg());
         return sw_error_set(SW_EINVALID,
-                            "%s: not a usable secret (32 to %zu characters expected%s); remove "
-                            "it to have a new one generated",
+                            "%s: not a usable secret (32 to %zu printable ASCII characters "
+                            "expected%s); remove it to have a new one generated",
                             path, n - 1, why);
     }
     unsigned char raw[32];

@@ -270,7 +270,7 @@ static long follower_next(void *state, char *buf, size_t max)
         if (f->done)
             continue;
         if (server_stopping(f->ctx))
-            return -1; /* the stream ends; the client follows again after the restart */
+            return SW_STREAM_CUT; /* not ended: `oc logs -f` must not take it as complete */
         if (left <= 0)
             return 0;
         log_wait(bucket, seen, left < WAIT_MAX_MS ? left : WAIT_MAX_MS);
@@ -302,6 +302,8 @@ static int serve(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_s
             return error;
     } else if (!wait_started(ctx, o, r, phase, sizeof(phase))) {
         return sw_error_set(SW_ENOTFOUND, "builds.build.openshift.io \"%s\" not found", r->name);
+    } else if (!started(phase) && server_stopping(ctx)) {
+        return sw_error_set(SW_EUNAVAILABLE, "the server is stopping; the build has not started");
     }
     /* Served from the file as it is read, never copied whole into memory (logs reach 64 MiB) */
     struct stat st;

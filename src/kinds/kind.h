@@ -16,6 +16,9 @@ typedef struct sw_kind sw_kind;
 typedef struct sw_registry sw_registry;
 
 /* What a strategy may consult: server-wide settings. */
+/* What a stream's next() returns to end its reply abnormally (see sw_subresp, sw_stream). */
+#define SW_STREAM_CUT (-2L)
+
 typedef struct sw_kind_ctx {
     const char *image_registry; /* --image-registry HOST:PORT or "" */
     sw_registry *registry;      /* OCI registry client for imports (NULL: imports unavailable) */
@@ -89,7 +92,8 @@ typedef struct sw_subresp {
     const char *content_type; /* of text and streamed replies; NULL: text/plain */
     size_t text_len;
     /* A streamed text/plain reply: next() fills buf and returns the byte count, 0 when it has
-     * nothing yet (it may block briefly) or -1 at the end; free() releases state. */
+     * nothing yet (it may block briefly), -1 at the end, or SW_STREAM_CUT to cut the reply
+     * short (the client must not take it as complete); free() releases state. */
     long (*next)(void *state, char *buf, size_t max);
     void (*free)(void *state);
     void *state;

@@ -329,8 +329,8 @@ $d"
     expect_match "... and the other one" '^Name:	+ext$' "$OUT"
 }
 
-# A token file the server cannot use (too long, too short) stops it with a message; it is never
-# replaced by a new secret, which would lock every client out.
+# A token file the server cannot use (too long, too short, NUL bytes cutting it short) stops it
+# with a message; it is never replaced by a new secret, which would lock every client out.
 check_bad_secret_files()
 {
     local d="$SW_TMP/badsecret"
@@ -346,6 +346,10 @@ check_bad_secret_files()
     expect_exit "server with a 6-byte token file exits 1" 1 \
         timeout 10 "$SLIPWAY" server --data-dir "$d" --listen 127.0.0.1:1
     expect_eq "... and leaves it as it was" "short" "$(cat "$d/token")"
+    { printf 'ab'; head -c 62 /dev/zero; } >"$d/token"
+    expect_exit "server with 'ab' and 62 NUL bytes as its token exits 1" 1 \
+        timeout 10 "$SLIPWAY" server --data-dir "$d" --listen 127.0.0.1:1
+    expect_contains "... printable characters expected" "printable ASCII" "$OUT"
 }
 
 setup
