@@ -44,6 +44,7 @@ struct sw_client {
     size_t nidle;
     CURLSH *share; /* DNS cache and TLS sessions shared by every handle */
     pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+    bool down; /* sw_client_shutdown was called (__atomic) */
 };
 
 struct sw_client_cancel {
@@ -397,6 +398,7 @@ typedef struct call {
     struct curl_slist *headers, *connect_to;
     char *url;
     char errbuf[CURL_ERROR_SIZE];
+    const sw_client *client; /* set by call_setup */
 } call;
 
 static void call_dispose(sw_client *c, call *k)
@@ -468,8 +470,30 @@ static void set_upload(CURL *e, call *k)
 }
 
 /* Prepares k->easy with everything but the write callback. */
+static bool client_down(const sw_client *c)
+{
+    return __atomic_load_n(&c->down, __ATOMIC_ACQUIRE);
+}
+
+void sw_client_shutdown(sw_client *c)
+{
+    __atomic_store_n(&c->down, true, __ATOMIC_RELEASE);
+}
+
+/* curl's progress callback: a non-zero return aborts the transfer. */
+static int client_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return client_down(p) ? 1 : 0;
+}
+
 static int call_setup(sw_client *c, call *k)
 {
+    k->client = c;
+    if (client_down(c))
+        return sw_error_set(SW_EUNAVAILABLE, "%s %s: abandoned: the client is shutting down",
+                            k->method, k->path);
     sw_buf b = SW_BUF_INIT(URL_MAX);
     sw_buf_printf(&b, "%s%s", c->server, k->path);
     if (sw_buf_error(&b) < 0) {
@@ -496,6 +520,9 @@ static int call_setup(sw_client *c, call *k)
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, k->headers);
     curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, client_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, c);
     curl_easy_setopt(e, CURLOPT_SHARE, c->share);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, k->errbuf);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
@@ -515,6 +542,9 @@ static int call_setup(sw_client *c, call *k)
 static int transport_error(const call *k, CURLcode rc)
 {
     const char *why = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
+    if (rc == CURLE_ABORTED_BY_CALLBACK && k->client && client_down(k->client))
+        return sw_error_set(SW_EUNAVAILABLE, "%s %s: abandoned: the client is shutting down",
+                            k->method, k->url);
     if (rc == CURLE_OPERATION_TIMEDOUT)
         return sw_error_set(SW_ETIMEOUT, "%s %s: %s", k->method, k->url, why);
     return sw_error_set(SW_EUNAVAILABLE, "%s %s: %s", k->method, k->url, why);

@@ -44,6 +44,10 @@ typedef struct sw_client_opts {
 int sw_client_new(sw_client **out, const sw_kubeconfig *kc);
 int sw_client_new_opts(sw_client **out, const sw_kubeconfig *kc, const sw_client_opts *opts);
 void sw_client_free(sw_client *c);
+/* Ends every request and stream in progress (their transfers abort) and fails every later
+ * one at once with SW_EUNAVAILABLE: the first step of stopping the controllers, whose workers
+ * may be waiting on a long request (an import). Thread-safe. */
+void sw_client_shutdown(sw_client *c);
 const char *sw_client_server(const sw_client *c);
 const char *sw_client_namespace(const sw_client *c); /* the kubeconfig's namespace */
 

@@ -48,6 +48,8 @@ void sw_controllers_stop(sw_controllers *c)
 {
     if (!c)
         return;
+    if (c->client)
+        sw_client_shutdown(c->client); /* workers in a long request (an import) return now */
     if (c->streams)
         sw_informer_stop(c->streams); /* no handler runs once the controllers are freed */
     sw_build_controller_free(c->build);

@@ -111,10 +111,54 @@ check_stop_during_import()
         "$(kc get is stalled -o jsonpath='{.metadata.name}:{.status.tags}')"
 }
 
+# `slipway controllers` on its own (the server runs without its embedded ones): it imports a
+# spec tag, and SIGTERM while one of its imports waits on the stalling registry ends it within
+# seconds (its in-flight request is abandoned; the server's import carries on alone).
+check_standalone_controllers()
+{
+    local i ctl
+    "$SLIPWAY" controllers --kubeconfig "$SW_DIR/admin.kubeconfig" --v=1 >"$SW_TMP/ctl.log" 2>&1 &
+    ctl=$!
+    mkis() {
+        sw_api POST /apis/image.openshift.io/v1/namespaces/default/imagestreams \
+            -H 'Content-Type: application/json' -o /dev/null \
+            -d "{\"metadata\": {\"name\": \"$1\"}, \"spec\": {\"tags\": [{\"name\": \"latest\",
+                 \"from\": {\"kind\": \"DockerImage\", \"name\": \"$EVIL/$2:latest\"}}]}}"
+    }
+    mkis viactl good
+    for i in $(seq 100); do
+        [ -n "$(kc get is viactl -o 'jsonpath={.status.tags[0].items[0].image}')" ] && break
+        sleep 0.2
+    done
+    expect_match "slipway controllers imported a spec tag" '^sha256:' \
+        "$(kc get is viactl -o 'jsonpath={.status.tags[0].items[0].image}')"
+    local before
+    before=$(grep -c "/v2/stall/manifests" "$SW_TMP/evil.requests")
+    mkis ctlstall stall
+    for i in $(seq 100); do
+        [ "$(grep -c "/v2/stall/manifests" "$SW_TMP/evil.requests")" -gt "$before" ] && break
+        sleep 0.1
+    done
+    expect_eq "... its import of the stalling repository reached the registry" 1 \
+        "$(($(grep -c "/v2/stall/manifests" "$SW_TMP/evil.requests") > before))"
+    local t0=$SECONDS
+    kill -TERM "$ctl"
+    for i in $(seq 100); do
+        kill -0 "$ctl" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$ctl" 2>/dev/null && { kill -KILL "$ctl"; fail "slipway controllers did not exit within 10 s of SIGTERM"; }
+    local rc=0
+    wait "$ctl" || rc=$?
+    expect_eq "... SIGTERM during that import ends it within 5 s, status 0" "1 0" \
+        "$((SECONDS - t0 < 5)) $rc"
+}
+
 check_content
 check_index
 check_refused_early
 check_slow_import
 check_stop_during_import
+check_standalone_controllers
 sw_finish
 echo "took $(($(date +%s) - START)) s"
