@@ -23,6 +23,8 @@
 #define MAX_CATCHUPS 2 /* watches replaying at once: the reader pool stays free for requests */
 #define BOOKMARK_MS 5000
 #define TAKE_BATCH 64
+#define OUT_SOFT (256u * 1024)      /* produce() stops adding events past this much output */
+#define OUT_MAX (64u * 1024 * 1024) /* hard cap: one event (at most ~3.5 MB) always fits */
 
 typedef struct watcher {
     sw_api *api;
@@ -34,10 +36,15 @@ typedef struct watcher {
     int64_t progress; /* every event up to here has been considered */
     sw_buf out;       /* encoded bytes not yet handed to HTTP */
     size_t out_off;
-    sw_wevent **backlog; /* catch-up events from the store, sent before the ring */
+    sw_kv_list initial; /* the initial state (ADDED events), sent first, a piece at a time */
+    size_t initial_off;
+    bool initial_end;    /* then the sendInitialEvents end bookmark */
+    sw_wevent **backlog; /* catch-up events from the store, and ring events taken but not yet
+                          * encoded (past OUT_SOFT), sent before the ring */
     size_t nbacklog, backlog_off, backlog_cap, backlog_bytes;
     bool backlog_over; /* the replay passed MAX_CATCHUP or MAX_CATCHUP_BYTES: 410 */
     bool bookmarks, table, headers_sent, ended;
+    bool cut;      /* the output could not be produced whole: end the reply abnormally */
     bool filtered; /* has a label or field selector */
     int64_t deadline_ms, next_bookmark_ms;
 } watcher;
@@ -48,6 +55,7 @@ static void watcher_free(void *state)
     sw_selector_free(w->labels);
     sw_selector_free(w->fields);
     sw_buf_dispose(&w->out);
+    sw_kv_list_dispose(&w->initial);
     for (size_t i = w->backlog_off; i < w->nbacklog; i++)
         sw_wevent_unref(w->backlog[i]);
     sw_free(w->backlog);
@@ -135,11 +143,54 @@ static void error_event(watcher *w, int code, const char *msg)
     json_decref(ev);
 }
 
-/* Produces more output; false when the stream should end after what is buffered. */
+/* Keeps e (a reference the caller passes on) for a later produce(), after the backlog. */
+static void backlog_push(watcher *w, sw_wevent *e)
+{
+    if (w->backlog_off == w->nbacklog)
+        w->backlog_off = w->nbacklog = 0; /* drained: reuse the array from its start */
+    if (w->nbacklog == w->backlog_cap) {
+        w->backlog_cap = w->backlog_cap ? w->backlog_cap * 2 : 256;
+        w->backlog = sw_realloc(w->backlog, w->backlog_cap * sizeof(*w->backlog));
+    }
+    w->backlog[w->nbacklog++] = e;
+}
+
+/* The next piece of the initial state as ADDED events (up to OUT_SOFT of output). */
+static void produce_initial(watcher *w)
+{
+    for (; w->initial_off < w->initial.count && w->out.len < OUT_SOFT; w->initial_off++) {
+        const sw_kv *kv = &w->initial.items[w->initial_off];
+        json_t *obj = NULL;
+        if (sw_api_decode(w->api, w->kind, kv->value, kv->value_len, kv->mod_rev, &obj) < 0) {
+            sw_log(SW_LOG_ERROR, "watch of %s: %s does not decode: %s", w->kind->plural, kv->key,
+                   sw_error_msg());
+            w->cut = true;
+            return;
+        }
+        if (selected(w, obj))
+            emit(w, "ADDED", obj);
+        json_decref(obj);
+    }
+    if (w->initial_off == w->initial.count) {
+        sw_kv_list_dispose(&w->initial);
+        w->initial = (sw_kv_list){0};
+        w->initial_off = 0;
+        if (w->initial_end)
+            bookmark(w, true);
+        w->initial_end = false;
+    }
+}
+
+/* Produces more output (about OUT_SOFT at most, one event beyond it); false when the stream
+ * should end after what is buffered. */
 static bool produce(watcher *w)
 {
+    if (w->initial.count || w->initial_end) {
+        produce_initial(w);
+        return true;
+    }
     if (w->backlog_off < w->nbacklog) {
-        for (; w->backlog_off < w->nbacklog && w->out.len < 256 * 1024; w->backlog_off++) {
+        for (; w->backlog_off < w->nbacklog && w->out.len < OUT_SOFT; w->backlog_off++) {
             consider(w, w->backlog[w->backlog_off]);
             sw_wevent_unref(w->backlog[w->backlog_off]);
         }
@@ -162,6 +213,10 @@ static bool produce(watcher *w)
         return false;
     }
     for (int i = 0; i < n; i++) {
+        if (w->out.len >= OUT_SOFT) {
+            backlog_push(w, evs[i]); /* encoded by the next call, in order */
+            continue;
+        }
         consider(w, evs[i]);
         sw_wevent_unref(evs[i]);
     }
@@ -182,6 +237,13 @@ static long watcher_next(void *state, char *buf, size_t max)
             w->ended = true;
             if (w->out.len == 0)
                 return -1;
+        }
+        if (w->cut || sw_buf_error(&w->out) < 0) {
+            /* Never send part of an event or skip one: the client sees the reply cut and
+             * watches again from the last resourceVersion it got. */
+            sw_log(SW_LOG_WARN, "watch of %s cut: its output could not be produced whole",
+                   w->kind->plural);
+            return SW_STREAM_CUT;
         }
         if (w->out.len == 0)
             return 0;
@@ -270,19 +332,15 @@ static int initial_state(watcher *w)
     sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
     sw_store_list_opts o = {.prefix = prefix};
     int error = sw_store_list(w->api->store, &o, &l);
-    for (size_t i = 0; error == 0 && i < l.count; i++) {
-        json_t *obj = NULL;
-        error = sw_api_decode(w->api, w->kind, l.items[i].value, l.items[i].value_len,
-                              l.items[i].mod_rev, &obj);
-        if (error == 0 && selected(w, obj))
-            emit(w, "ADDED", obj);
-        json_decref(obj);
-    }
     if (error == 0) {
         int64_t floor;
         w->progress = l.rev;
         if (sw_watchcache_seek(w->api->cache, l.rev, &w->cur, &floor) < 0)
             error = catch_up(w, l.rev);
+    }
+    if (error == 0) {
+        w->initial = l; /* encoded by produce(), a piece at a time, before anything else */
+        return 0;
     }
     sw_kv_list_dispose(&l);
     return error;
@@ -300,8 +358,7 @@ static int watcher_start(watcher *w, const sw_request *req)
         return sw_error_set(SW_EBADREQUEST, "resourceVersion: invalid value %.64s", rv);
     if (!rv || !*rv || rev == 0 || initial) {
         int error = initial_state(w);
-        if (error == 0 && initial && w->bookmarks)
-            bookmark(w, true);
+        w->initial_end = error == 0 && initial && w->bookmarks;
         return error;
     }
     w->progress = rev;
@@ -323,7 +380,7 @@ void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     w->kind = rt->kind;
     w->has_ns = rt->has_ns;
     sw_strlcpy(w->ns, rt->ns, sizeof(w->ns));
-    sw_buf_init(&w->out, 64u * 1024 * 1024);
+    sw_buf_init(&w->out, OUT_MAX);
     w->table = sw_table_wanted(req);
     int error = sw_rest_parse_selectors(rt->kind, req, &w->labels, &w->fields);
     w->filtered = error == 0 && (!sw_selector_empty(w->labels) || !sw_selector_empty(w->fields));
