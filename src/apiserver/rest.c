@@ -302,7 +302,8 @@ static int list_parse(const sw_request *req, const sw_route *rt, list_query *q)
     uint64_t lim = 0;
     if (error == 0 && limit && *limit && sw_str_to_u64(limit, &lim) < 0)
         error = sw_error_set(SW_EBADREQUEST, "limit must be a non-negative integer: %s", limit);
-    q->limit = (size_t)lim;
+    /* a limit no store reaches means all of it (and keeps limit + 1 from wrapping) */
+    q->limit = lim > (1ULL << 40) ? 0 : (size_t)lim;
     if (error == 0 && cont && *cont)
         error = parse_continue(cont, &q->rev, &q->start);
     return error;

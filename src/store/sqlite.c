@@ -7,6 +7,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -87,6 +88,7 @@ typedef struct sq_store {
     sw_store_watcher *watchers; /* under write_mu */
     _Atomic int64_t rev;        /* newest committed revision */
     _Atomic int leader_waiting; /* a batch is queued on write_mu: gets leave the writer alone */
+    _Atomic bool broken; /* a COMMIT failed: its outcome is unknown until a restart recovers */
     _Atomic int64_t compact_rev;
     int64_t compact_done; /* physical compaction progress (under compact_mu) */
 } sq_store;
@@ -528,7 +530,8 @@ static int sq_list_query(sq_reader *r, const sw_store_list_opts *o, int64_t at_r
     sqlite3_bind_text(st, 1, lo_excl ? o->start_after : o->prefix, -1, SQLITE_STATIC);
     if (end)
         sqlite3_bind_text(st, 2, end, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, o->limit ? (int64_t)o->limit + 1 : -1);
+    sqlite3_bind_int64(st, 3,
+                       o->limit && o->limit < (size_t)INT64_MAX ? (int64_t)o->limit + 1 : -1);
     if (at_rev)
         sqlite3_bind_int64(st, 4, at_rev);
     err = sq_list_collect(r->db, st, o->limit, out);
@@ -700,12 +703,31 @@ static int sq_apply(sq_store *s, sq_op *op, int64_t *next, bool capture)
     return 0;
 }
 
-static void sq_fail_batch(sq_op *batch)
+static void sq_fail_batch(sq_op *batch, int code)
 {
     for (sq_op *op = batch; op; op = op->next) {
-        op->result = SW_ERROR;
+        op->result = code;
         sw_strlcpy(op->msg, sw_error_msg(), sizeof(op->msg));
     }
+}
+
+/* A COMMIT that fails may still have reached the WAL whole (an fsync error after the frames
+ * were written): WAL recovery at the next open would then keep it, while this process has
+ * rolled it back and would hand its revision out again. So the store stops taking writes;
+ * only a restart (recovery) decides what committed. */
+static void sq_break(sq_store *s)
+{
+    char why[SQ_MSG];
+    sw_strlcpy(why, sw_error_msg(), sizeof(why));
+    atomic_store(&s->broken, true);
+    sw_log(SW_LOG_ERROR,
+           "store: %s; no more writes are taken: restart slipway, and recovery decides whether "
+           "the last batch committed",
+           why);
+    sw_error_set(SW_ERROR,
+                 "%s: the outcome of this write is unknown until slipway restarts (the store "
+                 "takes no more writes)",
+                 why);
 }
 
 /* Calls every matching watcher for each committed op, in revision order. Under write_mu. */
@@ -745,14 +767,20 @@ static void sq_run_batch(sq_store *s, sq_op *batch)
     atomic_store(&s->leader_waiting, 0);
     bool capture = s->watchers != NULL;
     int64_t next = atomic_load(&s->rev);
-    int err = sq_step_done(s->wdb, s->w_begin, "begin");
+    int err = atomic_load(&s->broken)
+                  ? sw_error_set(SW_EUNAVAILABLE, "store: no writes after a failed commit; "
+                                                  "restart slipway")
+                  : sq_step_done(s->wdb, s->w_begin, "begin");
     for (sq_op *op = batch; op && err == 0; op = op->next)
         err = sq_apply(s, op, &next, capture);
+    bool committing = err == 0;
     if (err == 0)
         err = sq_step_done(s->wdb, s->w_commit, "commit");
     if (err < 0) {
+        if (committing)
+            sq_break(s);
         sq_end_txn(s->wdb);
-        sq_fail_batch(batch);
+        sq_fail_batch(batch, err == SW_EUNAVAILABLE ? SW_EUNAVAILABLE : SW_ERROR);
     } else {
         atomic_store(&s->rev, next);
         if (capture)

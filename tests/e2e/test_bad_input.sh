@@ -316,6 +316,17 @@ check_list_and_watch_params()
     api GET "$ISP?continue=eyJ2IjoxfQ%3D%3D"
     [ "$CODE" = 400 ] || [ "$CODE" = 410 ] || fail "forged continue token: got $CODE: $BODY"
     pass "forged continue token is refused ($CODE)"
+    local all
+    post_json $CMP '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limit-a"}}'
+    post_json $CMP '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limit-b"}}'
+    api GET "$CMP"
+    all=$(field 'len(o["items"])')
+    [ "$all" -ge 2 ] || fail "two ConfigMaps to list: got $all"
+    api GET "$CMP?limit=18446744073709551614"
+    expect_eq "a limit of 2^64-2: every item, no continue" "200 $all None" \
+        "$CODE $(field 'len(o["items"])') $(field 'o["metadata"].get("continue")')"
+    api GET "$CMP?limit=9223372036854775807"
+    expect_eq "a limit of 2^63-1: every item" "200 $all" "$CODE $(field 'len(o["items"])')"
     api GET "$ISP?labelSelector=a%20in%20(b"
     expect_status "labelSelector syntax error" 400 BadRequest
     api GET "$ISP?labelSelector=%3D%3Dx"
