@@ -1115,7 +1115,9 @@ static int sq_compact(sw_store *base, int64_t target_rev)
     bool skip = false;
     pthread_mutex_lock(&s->compact_mu);
     int err = sq_compact_mark(s, target_rev, &skip);
-    if (err < 0 || skip)
+    /* A target already marked still runs when an earlier run stopped short of it (a failed
+     * window): its rows would otherwise stay until a higher target comes. */
+    if (err < 0 || (skip && s->compact_done >= atomic_load(&s->compact_rev)))
         goto done;
     int64_t target = atomic_load(&s->compact_rev);
     while (err == 0 && s->compact_done < target) {
