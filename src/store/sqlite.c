@@ -1113,6 +1113,9 @@ static int sq_compact(sw_store *base, int64_t target_rev)
 {
     sq_store *s = sq_of(base);
     bool skip = false;
+    if (atomic_load(&s->broken))
+        return sw_error_set(SW_EUNAVAILABLE, "store: no compaction after a failed commit; "
+                                             "restart slipway");
     pthread_mutex_lock(&s->compact_mu);
     int err = sq_compact_mark(s, target_rev, &skip);
     /* A target already marked still runs when an earlier run stopped short of it (a failed
