@@ -904,35 +904,15 @@ int sw_source_read(const sw_src_node *n, size_t max, char **out, size_t *len)
     int fd = open(n->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return sw_error_set(SW_ERROR, "cannot open %s: %s", n->file, strerror(errno));
-    sw_buf b = SW_BUF_INIT(max);
-    char chunk[65536];
+    char what[210];
+    snprintf(what, sizeof(what), "\"%.200s\"", n->path);
     int error = 0;
-    uint64_t left = n->range ? n->size : UINT64_MAX;
     if (n->range && lseek(fd, (off_t)n->off, SEEK_SET) < 0)
         error = sw_error_set(SW_ERROR, "seeking in %s: %s", n->file, strerror(errno));
-    while (error == 0 && left > 0) {
-        ssize_t r = read(fd, chunk, left < sizeof(chunk) ? (size_t)left : sizeof(chunk));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            error = sw_error_set(SW_ERROR, "reading %s: %s", n->file, strerror(errno));
-            break;
-        }
-        if (r == 0)
-            break;
-        left -= n->range ? (uint64_t)r : 0;
-        if (sw_buf_put(&b, chunk, (size_t)r) < 0) {
-            error = sw_error_set(SW_ELIMIT, "\"%.200s\" is larger than %zu bytes", n->path, max);
-            break;
-        }
-    }
+    if (error == 0)
+        error = sw_path_read_fd(fd, n->file, what, n->range ? n->size : UINT64_MAX, max, out, len);
     close(fd);
-    if (error < 0) {
-        sw_buf_dispose(&b);
-        return error;
-    }
-    *out = sw_buf_detach(&b, len);
-    return 0;
+    return error;
 }
 
 /* ---- .dockerignore ---- */

@@ -68,38 +68,43 @@ int sw_path_remove_tree(const char *dir)
     return remove_failed ? -1 : 0;
 }
 
-int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len)
+int sw_path_read_fd(int fd, const char *file, const char *what, uint64_t count, size_t max,
+                    char **out, size_t *len)
 {
     sw_buf b = SW_BUF_INIT(max);
-    char chunk[8192];
+    char chunk[65536];
     int error = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-    if (fd < 0)
-        return errno == ENOENT
-                   ? SW_ENOTFOUND
-                   : sw_error_set(SW_ERROR, "cannot open %s: %s", path, strerror(errno));
-    for (;;) {
-        ssize_t r = read(fd, chunk, sizeof(chunk));
+    while (error == 0 && count > 0) {
+        ssize_t r = read(fd, chunk, count < sizeof(chunk) ? (size_t)count : sizeof(chunk));
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0) {
-            error = sw_error_set(SW_ERROR, "reading %s: %s", path, strerror(errno));
+        if (r < 0)
+            error = sw_error_set(SW_ERROR, "reading %s: %s", file, strerror(errno));
+        else if (r == 0)
             break;
-        }
-        if (r == 0)
-            break;
-        if (sw_buf_put(&b, chunk, (size_t)r) < 0) {
-            error = sw_error_set(SW_EINVALID, "%s is larger than %zu bytes", path, max);
-            break;
-        }
+        else if (sw_buf_put(&b, chunk, (size_t)r) < 0)
+            error = sw_error_set(SW_ELIMIT, "%s is larger than %zu bytes", what, max);
+        else if (count != UINT64_MAX)
+            count -= (uint64_t)r;
     }
-    close(fd);
     if (error < 0) {
         sw_buf_dispose(&b);
         return error;
     }
     *out = sw_buf_detach(&b, len);
     return 0;
+}
+
+int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return errno == ENOENT
+                   ? SW_ENOTFOUND
+                   : sw_error_set(SW_ERROR, "cannot open %s: %s", path, strerror(errno));
+    int error = sw_path_read_fd(fd, path, path, UINT64_MAX, max, out, len);
+    close(fd);
+    return error == SW_ELIMIT ? SW_EINVALID : error; /* the message stays */
 }
 
 /* fsyncs the directory holding path, so a rename into it is durable. */

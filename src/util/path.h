@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Cleans path into out ("" is the root). A ".." at the root stays at the root when clamp is
  * true (Docker's "/.." is "/"), else it is SW_EINVALID. SW_ELIMIT when out (n bytes) is too
@@ -20,6 +21,12 @@ int sw_path_remove_tree(const char *dir);
  * sw_malloc'd and NUL-terminated, its length in *len (may be NULL). SW_ENOTFOUND (no message)
  * when it does not exist, SW_EINVALID past max, SW_ERROR otherwise (message set). */
 int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t *len);
+/* The reading loop under sw_path_read: up to count bytes (UINT64_MAX: to the end) from fd's
+ * current offset into *out (sw_malloc'd, NUL-terminated, length in *len). SW_ELIMIT past max
+ * ("<what> is larger than <max> bytes"), SW_ERROR on a read error ("reading <file>: ...").
+ * fd stays open. */
+int sw_path_read_fd(int fd, const char *file, const char *what, uint64_t count, size_t max,
+                    char **out, size_t *len);
 /* Replaces the file at path with data (len bytes) atomically and durably: written to
  * "<path>.tmp" (a leftover one is removed first) with mode, fsynced, renamed over path, and the
  * directory fsynced. The result always has mode, whatever the old file had, and a symlink at
