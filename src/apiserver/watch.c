@@ -87,13 +87,15 @@ static void emit(watcher *w, const char *type, const json_t *obj)
 }
 
 /* Filters one event for this watcher; selector transitions become ADDED/DELETED. */
-static void consider(watcher *w, const sw_wevent *e)
+static void consider(watcher *w, sw_wevent *e)
 {
     if (e->rev <= w->progress)
         return;
     w->progress = e->rev;
     if (e->kind != w->kind || (w->has_ns && strcmp(e->ns, w->ns)))
         return;
+    if (sw_wevent_render(w->api, e) < 0)
+        return; /* logged by the renderer; every watcher skips it */
     const char *type = sw_wevent_type_name(e->type);
     if (!w->filtered && !w->table) {
         sw_buf_put(&w->out, e->line, e->len); /* the shared encoding, no decoding at all */
@@ -266,7 +268,7 @@ static void catchup_cb(const sw_store_event *ev, void *payload)
     sw_wevent *e = sw_wevent_new(w->api, ev);
     if (!e)
         return;
-    w->backlog_bytes += e->len;
+    w->backlog_bytes += e->bytes;
     if (w->nbacklog == w->backlog_cap) {
         w->backlog_cap = w->backlog_cap ? w->backlog_cap * 2 : 256;
         w->backlog = sw_realloc(w->backlog, w->backlog_cap * sizeof(*w->backlog));

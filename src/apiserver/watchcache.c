@@ -1,5 +1,5 @@
-/* watchcache: one store watch, a ring of shared pre-encoded events, and cursor-based readers
- * (see watchcache.h). */
+/* watchcache: one store watch, a ring of shared events rendered on first use, and cursor-based
+ * readers (see watchcache.h). */
 #include "apiserver/watchcache.h"
 
 #include "apiserver/object.h"
@@ -21,25 +21,12 @@
 #include <string.h>
 #include <time.h>
 
-#define QUEUE_MAX_BYTES (256u * 1024 * 1024) /* store events waiting to be rendered */
-
-/* A store event copied off the writer's thread, waiting for the dispatcher. */
-typedef struct raw_event {
-    struct raw_event *next;
-    sw_store_event ev; /* strings point into the allocation after this struct */
-} raw_event;
+enum { EV_RAW, EV_RENDERED, EV_FAILED };
 
 struct sw_watchcache {
-    pthread_rwlock_t mu;   /* the ring: readers take events side by side, the dispatcher writes */
+    pthread_rwlock_t mu;   /* the ring: readers take events side by side, the writer appends */
     _Atomic uint32_t wake; /* bumped (under mu, write) on every change; watchers futex-wait on it */
-    pthread_mutex_t qmu;   /* the raw queue */
-    pthread_cond_t qcond;
-    pthread_cond_t qspace; /* the queue fell below QUEUE_MAX_BYTES (or the cache stops) */
-    raw_event *qhead, *qtail;
-    size_t qbytes; /* taken by the dispatcher's current batch or waiting in the queue */
-    pthread_t dispatcher;
-    bool dispatching;
-    bool qstop;
+    _Atomic uint32_t sleepers; /* watchers in (or about to enter) that wait */
     sw_api *api;
     sw_store_watcher *watch;
     sw_wevent **ring;
@@ -72,36 +59,66 @@ static void key_namespace(const sw_kind *k, const char *key, char **ns_out)
 
 sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev)
 {
+    (void)api;
     const sw_kind *k = sw_api_kind_of_key(ev->key);
     if (!k)
         return NULL;
-    sw_buf b = SW_BUF_INIT(SIZE_MAX / 2);
-    sw_buf_reserve(&b, ev->value_len + 128);
-    sw_buf_printf(&b, "{\"type\":\"%s\",\"object\":", sw_wevent_type_name(ev->type));
-    size_t off = b.len;
-    if (sw_api_render(api, k, ev->key, ev->value, ev->value_len, ev->rev, &b) < 0) {
-        /* a stored value that does not render: watchers miss this revision, so say so loudly */
-        sw_log(SW_LOG_ERROR, "watch: revision %lld of %s cannot be rendered, watchers miss it: %s",
-               (long long)ev->rev, ev->key, sw_error_msg());
-        sw_buf_dispose(&b);
-        return NULL;
-    }
     sw_wevent *e = sw_calloc(1, sizeof(*e));
     e->refs = 1;
     e->type = ev->type;
     e->rev = ev->rev;
     e->prev_rev = ev->prev_rev;
     e->kind = k;
+    e->key = sw_strdup(ev->key);
+    e->value = sw_strndup(ev->value ? ev->value : "", ev->value_len);
+    e->value_len = ev->value_len;
     if (ev->prev_value && ev->type == SW_STORE_UPDATE) {
         e->prev = sw_strndup(ev->prev_value, ev->prev_value_len);
         e->prev_len = ev->prev_value_len;
     }
     key_namespace(k, ev->key, &e->ns);
+    e->bytes = sizeof(*e) + strlen(e->key) + e->value_len + e->prev_len + 128;
+    atomic_init(&e->state, EV_RAW);
+    pthread_mutex_init(&e->mu, NULL);
+    return e;
+}
+
+/* Renders the stored bytes into the shared line (called once, under e->mu). */
+static int render(sw_api *api, sw_wevent *e)
+{
+    sw_buf b = SW_BUF_INIT(SIZE_MAX / 2);
+    sw_buf_reserve(&b, e->value_len + 128);
+    sw_buf_printf(&b, "{\"type\":\"%s\",\"object\":", sw_wevent_type_name(e->type));
+    size_t off = b.len;
+    if (sw_api_render(api, e->kind, e->key, e->value, e->value_len, e->rev, &b) < 0) {
+        /* a stored value that does not render: watchers miss this revision, so say so loudly */
+        sw_log(SW_LOG_ERROR, "watch: revision %lld of %s cannot be rendered, watchers miss it: %s",
+               (long long)e->rev, e->key, sw_error_msg());
+        sw_buf_dispose(&b);
+        return EV_FAILED;
+    }
     e->obj_off = off;
     e->obj_len = b.len - off;
     sw_buf_puts(&b, "}\n");
     e->line = sw_buf_detach(&b, &e->len);
-    return e;
+    sw_free(e->value); /* the line says it all now */
+    e->value = NULL;
+    return EV_RENDERED;
+}
+
+int sw_wevent_render(sw_api *api, sw_wevent *e)
+{
+    int st = atomic_load_explicit(&e->state, memory_order_acquire);
+    if (st == EV_RAW) {
+        pthread_mutex_lock(&e->mu);
+        st = atomic_load_explicit(&e->state, memory_order_relaxed);
+        if (st == EV_RAW) {
+            st = render(api, e);
+            atomic_store_explicit(&e->state, st, memory_order_release);
+        }
+        pthread_mutex_unlock(&e->mu);
+    }
+    return st == EV_RENDERED ? 0 : SW_EINVALID;
 }
 
 json_t *sw_wevent_object(const sw_wevent *e)
@@ -126,20 +143,27 @@ void sw_wevent_unref(sw_wevent *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    pthread_mutex_destroy(&e->mu);
     sw_free(e->prev);
     sw_free(e->ns);
+    sw_free(e->key);
+    sw_free(e->value);
     sw_free(e->line);
     sw_free(e);
 }
 
 /* Ends a change made under mu (write-locked): bumps the wake word, unlocks, wakes every
  * waiting watcher at once. A plain futex rather than a condition variable: the woken watchers
- * do not queue on a mutex to find out what changed, they take a shared read lock side by side. */
+ * do not queue on a mutex to find out what changed, they take a shared read lock side by side.
+ * No watcher waiting, no system call: a sleeper counts itself before it checks the word, the
+ * writer bumps the word before it reads the count (both sequentially consistent), so either the
+ * writer sees the sleeper or the sleeper sees the new word. */
 static void wake_all(sw_watchcache *c)
 {
     atomic_fetch_add(&c->wake, 1);
     pthread_rwlock_unlock(&c->mu);
-    syscall(SYS_futex, &c->wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    if (atomic_load(&c->sleepers) > 0)
+        syscall(SYS_futex, &c->wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Sleeps until the wake word moves from seen, or until the monotonic deadline. */
@@ -155,10 +179,13 @@ static void wait_change(sw_watchcache *c, uint32_t seen, const struct timespec *
     }
     if (left.tv_sec < 0)
         return;
-    syscall(SYS_futex, &c->wake, FUTEX_WAIT_PRIVATE, seen, &left, NULL, 0);
+    atomic_fetch_add(&c->sleepers, 1);
+    if (atomic_load(&c->wake) == seen)
+        syscall(SYS_futex, &c->wake, FUTEX_WAIT_PRIVATE, seen, &left, NULL, 0);
+    atomic_fetch_sub(&c->sleepers, 1);
 }
 
-/* Appends an encoded event to the ring (dispatcher thread, revision order). */
+/* Appends an event to the ring (the committing writer's thread, revision order). */
 static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
 {
     pthread_rwlock_wrlock(&c->mu);
@@ -176,71 +203,11 @@ static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
     wake_all(c);
 }
 
-static char *copy_in(char *dst, const char *src, size_t n, const char **out)
-{
-    if (!src) {
-        *out = NULL;
-        return dst;
-    }
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-    *out = dst;
-    return dst + n + 1;
-}
-
-/* Runs on the committing writer's thread, in revision order: copy the bytes and go. */
+/* Runs on the committing writer's thread, in revision order: copy the bytes, append, go. */
 static void on_event(const sw_store_event *ev, void *payload)
 {
     sw_watchcache *c = payload;
-    size_t klen = strlen(ev->key), need = sizeof(raw_event) + klen + 1 + ev->value_len + 1 +
-                                          (ev->prev_value ? ev->prev_value_len + 1 : 0);
-    raw_event *r = sw_malloc(need);
-    char *p = (char *)(r + 1);
-    r->next = NULL;
-    r->ev = *ev;
-    p = copy_in(p, ev->key, klen, &r->ev.key);
-    p = copy_in(p, ev->value, ev->value_len, &r->ev.value);
-    copy_in(p, ev->prev_value, ev->prev_value_len, &r->ev.prev_value);
-    pthread_mutex_lock(&c->qmu);
-    /* Backpressure: if rendering falls this far behind the commits, the committing writer
-     * waits here (the dispatcher never needs the store) instead of memory growing without end. */
-    while (c->qbytes > QUEUE_MAX_BYTES && !c->qstop)
-        pthread_cond_wait(&c->qspace, &c->qmu);
-    c->qbytes += need;
-    if (c->qtail) {
-        c->qtail->next = r; /* the dispatcher is already awake for the earlier ones */
-    } else {
-        c->qhead = r;
-        pthread_cond_signal(&c->qcond);
-    }
-    c->qtail = r;
-    pthread_mutex_unlock(&c->qmu);
-}
-
-static void *dispatcher_main(void *arg)
-{
-    sw_watchcache *c = arg;
-    pthread_mutex_lock(&c->qmu);
-    for (;;) {
-        while (!c->qhead && !c->qstop)
-            pthread_cond_wait(&c->qcond, &c->qmu);
-        raw_event *r = c->qhead;
-        if (!r)
-            break;
-        c->qhead = c->qtail = NULL;
-        c->qbytes = 0; /* this batch is bounded by the cap: writers may queue the next one */
-        pthread_cond_broadcast(&c->qspace);
-        pthread_mutex_unlock(&c->qmu);
-        while (r) {
-            raw_event *next = r->next;
-            ring_push(c, r->ev.rev, sw_wevent_new(c->api, &r->ev));
-            sw_free(r);
-            r = next;
-        }
-        pthread_mutex_lock(&c->qmu);
-    }
-    pthread_mutex_unlock(&c->qmu);
-    return NULL;
+    ring_push(c, ev->rev, sw_wevent_new(c->api, ev));
 }
 
 int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
@@ -248,22 +215,14 @@ int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
     sw_watchcache *c = sw_calloc(1, sizeof(*c));
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
-    /* the dispatcher must not wait behind a stream of watchers reading */
+    /* the committing writer must not wait behind a stream of watchers reading */
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&c->mu, &ra);
     pthread_rwlockattr_destroy(&ra);
-    pthread_mutex_init(&c->qmu, NULL);
-    pthread_cond_init(&c->qcond, NULL);
-    pthread_cond_init(&c->qspace, NULL);
     c->api = api;
     c->cap = ring_cap;
     c->ring = sw_calloc(ring_cap, sizeof(*c->ring));
     c->floor_rev = c->last_rev = sw_store_current_revision(api->store);
-    if (pthread_create(&c->dispatcher, NULL, dispatcher_main, c) != 0) {
-        sw_watchcache_free(c);
-        return sw_error_set(SW_ERROR, "cannot start the watch cache dispatcher");
-    }
-    c->dispatching = true;
     int error = sw_store_watch(api->store, "/", c->floor_rev, on_event, c, &c->watch);
     if (error < 0) {
         sw_watchcache_free(c);
@@ -285,21 +244,10 @@ void sw_watchcache_free(sw_watchcache *c)
     if (!c)
         return;
     sw_store_watch_cancel(c->api->store, c->watch);
-    if (c->dispatching) {
-        pthread_mutex_lock(&c->qmu);
-        c->qstop = true;
-        pthread_cond_signal(&c->qcond);
-        pthread_cond_broadcast(&c->qspace);
-        pthread_mutex_unlock(&c->qmu);
-        pthread_join(c->dispatcher, NULL); /* drains what was queued first */
-    }
     for (uint64_t s = c->first_seq; s < c->next_seq; s++)
         sw_wevent_unref(c->ring[s % c->cap]);
     sw_free(c->ring);
     pthread_rwlock_destroy(&c->mu);
-    pthread_cond_destroy(&c->qcond);
-    pthread_cond_destroy(&c->qspace);
-    pthread_mutex_destroy(&c->qmu);
     sw_free(c);
 }
 

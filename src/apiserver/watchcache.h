@@ -1,13 +1,16 @@
 /* watchcache: the server's one store watch, fanned out to HTTP watchers. The committing writer
- * only copies each event's bytes onto a queue; a dispatcher thread encodes it to a JSON line
- * once, keeps it in a bounded ring and shares it by reference; a watcher that falls behind the
- * ring is closed (the client re-watches), never buffered. Events hold compact text, not decoded
- * trees, so the ring's memory stays near its byte size. */
+ * puts each event, as the stored bytes, into a bounded ring (no other thread, no encoding on
+ * the write path); the first watcher that needs an event renders it to a JSON line once, and
+ * every watcher shares that line by reference; a watcher that falls behind the ring is closed
+ * (the client re-watches), never buffered. Events hold compact text, not decoded trees, so the
+ * ring's memory stays near its byte size. */
 #ifndef SW_WATCHCACHE_H
 #define SW_WATCHCACHE_H
 
 #include "apiserver/api.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef struct sw_wevent {
@@ -17,11 +20,18 @@ typedef struct sw_wevent {
     int64_t prev_rev;
     const sw_kind *kind;
     char *ns;     /* "" for cluster-scoped */
-    char *line;   /* {"type":...,"object":...}\n, the shared encoding */
-    size_t len;
-    size_t obj_off, obj_len; /* the object's JSON inside line */
+    size_t bytes; /* what the event holds, for the callers' memory caps */
     char *prev;   /* the replaced version as stored (no resourceVersion), or NULL */
     size_t prev_len;
+    /* Rendered by sw_wevent_render; read only after it returned 0. */
+    char *line; /* {"type":...,"object":...}\n, the shared encoding */
+    size_t len;
+    size_t obj_off, obj_len; /* the object's JSON inside line */
+    /* Private to watchcache.c. */
+    _Atomic int state;  /* raw, rendered or failed */
+    pthread_mutex_t mu; /* one renderer */
+    char *key, *value;  /* the stored bytes, until rendered */
+    size_t value_len;
 } sw_wevent;
 
 /* Starts watching the store from its current revision. ring_cap events are kept. */
@@ -30,10 +40,15 @@ void sw_watchcache_free(sw_watchcache *c);
 /* Wakes every watcher so it can end (server shutdown). */
 void sw_watchcache_close(sw_watchcache *c);
 
-/* Builds an event from a store event (also used for catch-up from the store). */
+/* An event from a store event (also used for catch-up from the store): copies of its bytes,
+ * not rendered yet. NULL for a key of no kind. */
 sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev);
+/* Renders e's line once (concurrent callers wait for the first); 0, or an error when the
+ * stored value does not render (logged once; watchers skip the event). */
+int sw_wevent_render(sw_api *api, sw_wevent *e);
 /* The event's object and the version it replaced, decoded on demand (new references; prev is
- * NULL for creates). Only watchers with selectors or Table output need them. */
+ * NULL for creates). Only watchers with selectors or Table output need them. The object needs
+ * a rendered event. */
 json_t *sw_wevent_object(const sw_wevent *e);
 json_t *sw_wevent_prev(sw_api *api, const sw_wevent *e);
 void sw_wevent_ref(sw_wevent *e);
