@@ -50,6 +50,7 @@ struct sw_source {
     size_t max_entries; /* nodes in the index, implied directories included */
     uint64_t max_bytes; /* contents of an archive or a git tree */
     uint64_t max_path_bytes, path_bytes; /* the nodes' paths (with their NULs): cap, in use */
+    uint64_t max_ignore_work;            /* sw_source_ignore's pattern-segment tests */
 };
 
 /* ---- nodes and the index ---- */
@@ -190,6 +191,7 @@ void sw_source_set_limits(sw_source *s, const sw_source_limits *l)
     s->max_entries = l->max_entries ? l->max_entries : SW_TAR_MAX_ENTRIES;
     s->max_bytes = l->max_bytes ? l->max_bytes : SW_TARREAD_MAX_BYTES;
     s->max_path_bytes = l->max_path_bytes ? l->max_path_bytes : SW_SOURCE_MAX_PATH_BYTES;
+    s->max_ignore_work = l->max_ignore_work ? l->max_ignore_work : SW_SOURCE_MAX_IGNORE_WORK;
 }
 
 void sw_source_free(sw_source *s)
@@ -478,6 +480,32 @@ static int git_take_bytes(git_walk *w, uint64_t len)
     return 0;
 }
 
+/* A blob is read whole into memory: its size comes from the object header first, so a large
+ * one is refused before it is inflated (past the source's byte cap, or SW_SOURCE_MAX_GIT_BLOB). */
+static int git_check_size(git_walk *w, const git_oid *id, const char *path)
+{
+    git_odb *odb = NULL;
+    size_t len = 0;
+    git_object_t type = GIT_OBJECT_INVALID;
+    int rc = git_repository_odb(&odb, w->repo);
+    if (rc == 0)
+        rc = git_odb_read_header(&len, &type, odb, id);
+    git_odb_free(odb);
+    if (rc < 0 || type != GIT_OBJECT_BLOB)
+        return git_fail(SW_EINVALID, path);
+    if (len > SW_SOURCE_MAX_GIT_BLOB)
+        return sw_error_set(SW_ELIMIT,
+                            "git: %.200s is larger than %llu MiB, more than the git source reads "
+                            "(upload it as a binary source instead)",
+                            path, (unsigned long long)(SW_SOURCE_MAX_GIT_BLOB >> 20));
+    if (len > w->s->max_bytes - w->bytes)
+        return sw_error_set(SW_ELIMIT,
+                            "the git source has more than %llu bytes (%.200s alone "
+                            "has %zu)",
+                            (unsigned long long)w->s->max_bytes, path, len);
+    return 0;
+}
+
 /* Adds a regular file whose blob is already spooled (at sp), without reading it again. */
 static int git_add_spooled(git_walk *w, const char *path, git_filemode_t fm, const git_spooled *sp)
 {
@@ -501,13 +529,16 @@ static int git_add_blob(git_walk *w, const char *path, const git_tree_entry *te)
     const git_spooled *sp = fm == GIT_FILEMODE_LINK ? NULL : git_seen_slot(w, id);
     if (sp && sp->used)
         return git_add_spooled(w, path, fm, sp);
+    int error = git_check_size(w, id, path);
+    if (error < 0)
+        return error;
     if (git_blob_lookup(&blob, w->repo, id) < 0)
         return git_fail(SW_EINVALID, path);
     const void *data = git_blob_rawcontent(blob);
     size_t len = (size_t)git_blob_rawsize(blob);
     sw_src_node *n = NULL;
     sw_tar_entry e = {.path = path};
-    int error = git_take_bytes(w, len);
+    error = git_take_bytes(w, len);
     if (error < 0) {
         /* over the cap: nothing added */
     } else if (fm == GIT_FILEMODE_LINK) {
@@ -610,14 +641,24 @@ static int git_find_commit(git_repository *repo, const char *ref, git_commit **o
 /* A bare repository in dir with every branch (as refs/remotes/origin/...), tag and the remote's
  * HEAD (refs/remotes/origin/HEAD) of uri. An anonymous remote and explicit refspecs rather than
  * git_clone, whose remote setup leaks regex match data in libgit2 1.5. */
+typedef struct git_fetch_state {
+    bool (*stop)(void);
+    uint64_t max_bytes; /* what the clone may download */
+    bool over;
+} git_fetch_state;
+
 static int git_progress(const git_indexer_progress *stats, void *payload)
 {
-    (void)stats;
-    bool (*stop)(void) = *(bool (**)(void))payload;
-    return stop && stop() ? -1 : 0;
+    git_fetch_state *f = payload;
+    if (stats->received_bytes > f->max_bytes) {
+        f->over = true;
+        return -1;
+    }
+    return f->stop && f->stop() ? -1 : 0;
 }
 
-static int git_fetch_all(const char *uri, const char *dir, bool (*stop)(void), git_repository **out)
+static int git_fetch_all(const char *uri, const char *dir, bool (*stop)(void), uint64_t max_bytes,
+                         git_repository **out)
 {
     static char *specs[] = {"+HEAD:refs/remotes/origin/HEAD", "+refs/heads/*:refs/remotes/origin/*",
                             "+refs/tags/*:refs/tags/*"};
@@ -627,14 +668,17 @@ static int git_fetch_all(const char *uri, const char *dir, bool (*stop)(void), g
     int error = 0;
     git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
     fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+    git_fetch_state f = {stop, max_bytes, false};
     fo.callbacks.transfer_progress = git_progress;
-    fo.callbacks.payload = &stop;
+    fo.callbacks.payload = &f;
     if (git_repository_init(out, dir, 1) < 0)
         return git_fail(SW_ERROR, "cannot create the clone");
     if (git_remote_create_anonymous(&remote, *out, uri) < 0 ||
         git_remote_fetch(remote, &refspecs, &fo, NULL) < 0)
-        error = stop && stop() ? sw_error_set(SW_EUNAVAILABLE, "git: the clone was stopped")
-                               : git_fail(SW_EUNAVAILABLE, "cannot clone the repository");
+        error = f.over ? sw_error_set(SW_ELIMIT, "git: the clone downloads more than %llu bytes",
+                                      (unsigned long long)max_bytes)
+                : stop && stop() ? sw_error_set(SW_EUNAVAILABLE, "git: the clone was stopped")
+                                 : git_fail(SW_EUNAVAILABLE, "cannot clone the repository");
     git_remote_free(remote);
     return error;
 }
@@ -664,7 +708,7 @@ int sw_source_add_git(sw_source *s, const char *uri, const char *ref, const char
     int error = 0;
     memset(w.info, 0, sizeof(*w.info));
     git_libgit2_init();
-    if ((error = git_fetch_all(uri, clone_dir, stop, &repo)) < 0)
+    if ((error = git_fetch_all(uri, clone_dir, stop, s->max_bytes, &repo)) < 0)
         goto done;
     if ((error = git_find_commit(repo, ref, &commit)) < 0)
         goto done;
@@ -957,13 +1001,14 @@ static void ignore_split(ignore_path *p, const char *path)
  * segment matches one path segment (fnmatch). A dynamic programme over the pattern's segments:
  * cur[j] is true when the segments so far match the first j path segments, so the work is
  * segments x path segments at most, never exponential. */
-static bool rule_matches(const ignore_rule *r, ignore_path *p)
+static bool rule_matches(const ignore_rule *r, ignore_path *p, uint64_t *work)
 {
     bool *cur = p->row[0], *next = p->row[1];
     memset(cur, 0, (p->nseg + 1) * sizeof(*cur));
     cur[0] = true;
     for (size_t i = 0; i < r->nseg; i++) {
         bool any = false;
+        *work += p->nseg + 1; /* one row of the programme */
         if (is_globstar(r->seg[i])) {
             for (size_t j = 0; j <= p->nseg; j++)
                 any = next[j] = any || cur[j];
@@ -1045,6 +1090,9 @@ static int ignore_parse(const char *text, size_t len, ignore_rule **out, size_t 
                     cap = cap ? cap * 2 : 16;
                     *out = sw_realloc(*out, cap * sizeof(**out));
                 }
+                if (*n == SW_SOURCE_MAX_IGNORE_RULES)
+                    return sw_error_set(SW_ELIMIT, "more than %d patterns",
+                                        SW_SOURCE_MAX_IGNORE_RULES);
                 int error = ignore_rule_new(clean, exception, lineno, &(*out)[*n]);
                 if (error < 0)
                     return error;
@@ -1075,6 +1123,7 @@ int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored
 {
     ignore_rule *rules = NULL;
     size_t nrules = 0, count = 0;
+    uint64_t work = 0;
     ignore_path *path = sw_calloc(1, sizeof(*path));
     int error = ignore_parse(text, len, &rules, &nrules);
     if (error < 0)
@@ -1086,11 +1135,19 @@ int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored
         ignore_split(path, ctx_path(s, n));
         bool out = false;
         for (size_t r = nrules; r-- > 0;) /* the last matching rule decides */
-            if (rule_matches(&rules[r], path)) {
+            if (rule_matches(&rules[r], path, &work)) {
                 out = !rules[r].exception;
                 break;
             }
         n->ignored = out;
+        /* each rule and path is bounded, their product over a context is not */
+        if (work > s->max_ignore_work) {
+            error = sw_error_set(SW_ELIMIT,
+                                 "matching its %zu patterns against this context takes more than "
+                                 "%llu pattern-segment tests: use fewer or simpler patterns",
+                                 nrules, (unsigned long long)s->max_ignore_work);
+            goto done;
+        }
     }
     /* a directory stays when something below it is let back in ("!dir/keep") */
     for (size_t i = 0; i < s->nslots; i++) {

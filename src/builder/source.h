@@ -17,6 +17,9 @@
 #define SW_SOURCE_MAX_DEPTH 256                 /* path components of one entry */
 #define SW_SOURCE_MAX_PATH_BYTES (256ULL << 20) /* the paths of all entries together */
 #define SW_SOURCE_MAX_PATTERN_SEGMENTS 256      /* path segments of one .dockerignore line */
+#define SW_SOURCE_MAX_IGNORE_RULES 10000        /* lines of a .dockerignore */
+#define SW_SOURCE_MAX_IGNORE_WORK (512ULL << 20) /* pattern-segment tests of one .dockerignore */
+#define SW_SOURCE_MAX_GIT_BLOB (256ULL << 20)    /* one file of a git source (read into memory) */
 
 typedef enum sw_src_type {
     SW_SRC_DIR = 1,
@@ -39,6 +42,7 @@ typedef struct sw_source_limits {
     size_t max_entries;      /* default SW_TAR_MAX_ENTRIES */
     uint64_t max_bytes;      /* contents of an archive or a git tree; SW_TARREAD_MAX_BYTES */
     uint64_t max_path_bytes; /* the paths of all entries; SW_SOURCE_MAX_PATH_BYTES */
+    uint64_t max_ignore_work; /* .dockerignore tests; SW_SOURCE_MAX_IGNORE_WORK */
 } sw_source_limits;
 
 /* Replaces the limits (sw_source_new sets the defaults); call before adding anything. */
@@ -88,7 +92,8 @@ int sw_source_chdir(sw_source *s, const char *dir);
  * "!pattern" letting paths back in, the last matching line deciding. Ignored entries are
  * invisible to resolution, wildcards and copies (a directory stays when something below it is
  * let back in). *ignored (may be NULL) receives the number of entries ignored. SW_EINVALID
- * (naming the line) for a pattern of more than SW_SOURCE_MAX_PATTERN_SEGMENTS segments. */
+ * (naming the line) for a pattern of more than SW_SOURCE_MAX_PATTERN_SEGMENTS segments;
+ * SW_ELIMIT past SW_SOURCE_MAX_IGNORE_RULES patterns or SW_SOURCE_MAX_IGNORE_WORK tests. */
 int sw_source_ignore(sw_source *s, const char *text, size_t len, size_t *ignored);
 
 /* Resolves path relative to the context root (a leading '/' also means the root, as in Docker;

@@ -286,10 +286,6 @@ static int add_entry(reader *r, struct archive *a, struct archive_entry *ae, con
         r->st.skipped += skip;
         goto done;
     }
-    if (r->st.entries >= r->max_entries) {
-        error = sw_error_set(SW_ELIMIT, "archive has more than %zu entries", r->max_entries);
-        goto done;
-    }
     if (e.type == SW_TAR_REG && r->archive_fd >= 0) {
         error = place(r, a, ae, &e);
     } else if (e.type == SW_TAR_REG && r->spool_fd >= 0) {
@@ -327,6 +323,10 @@ static int read_all(reader *r, struct archive *a)
         if (rc < ARCHIVE_WARN)
             return arch_error(a, first ? SW_EUNSUPPORTED : SW_EINVALID,
                               first ? "not a tar archive" : "malformed archive");
+        /* every header counts, the skipped ones too: a stream of FIFO headers is no cheaper */
+        if (r->st.headers >= r->max_entries)
+            return sw_error_set(SW_ELIMIT, "archive has more than %zu entries", r->max_entries);
+        r->st.headers++;
         const char *name = entry_name(ae);
         if (!name)
             return sw_error_set(SW_EINVALID, "archive: an entry has no usable name");

@@ -46,6 +46,8 @@ typedef struct sw_tarread_opts {
 typedef struct sw_tarread_stats {
     size_t entries; /* added to the tar */
     size_t skipped; /* device nodes, FIFOs and sockets, which layers built here do not carry */
+    size_t headers; /* every header read (the archive's root and skipped ones too), which
+                     * max_entries caps; 0 for a stream that ends at once (zero blocks) */
     uint64_t bytes; /* contents read */
 } sw_tarread_stats;
 

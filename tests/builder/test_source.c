@@ -510,6 +510,16 @@ static void test_git_bomb_bytes(void **state)
     assert_non_null(strstr(sw_error_msg(), "the git source has more than 1048576 bytes"));
 }
 
+/* One blob over what is left is refused from its object header, before it is inflated into
+ * memory (the message names it; a blob read first would have been counted afterwards). */
+static void test_git_big_blob(void **state)
+{
+    fx *f = *state;
+    sw_source_set_limits(f->s, &(sw_source_limits){.max_bytes = 1 << 20});
+    assert_int_equal(git_add(f, 0, 1, 2 << 20, NULL), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "alone has 2097152"));
+}
+
 /* ---- .dockerignore "**" ---- */
 
 /* Applies rules to a fresh tree and returns which of its paths are left out, "|"-separated. */
@@ -578,6 +588,37 @@ static void test_dockerignore_not_exponential(void **state)
     assert_int_equal(n, 1);
 }
 
+/* Each pattern and path is bounded, but patterns x paths x segments is not: a small upload with
+ * deep paths and a long .dockerignore took minutes. The whole pass has a work budget, and the
+ * number of patterns a cap. */
+static void test_dockerignore_work_cap(void **state)
+{
+    fx *f = *state;
+    char path[256] = "";
+    size_t n = 0;
+    for (int i = 0; i < 60; i++)
+        strcat(path, "d/");
+    for (int i = 0; i < 30; i++) {
+        char leaf[300];
+        snprintf(leaf, sizeof(leaf), "%sf%d", path, i);
+        add_file(f->s, leaf, "", 0644);
+    }
+    sw_buf b = SW_BUF_INIT(SIZE_MAX);
+    for (int i = 0; i < 50; i++)
+        sw_buf_puts(&b, "**/*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/nomatch\n");
+    sw_source_set_limits(f->s, &(sw_source_limits){.max_ignore_work = 100000});
+    assert_int_equal(sw_source_ignore(f->s, sw_buf_cstr(&b), b.len, &n), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "matching its 50 patterns against this context"));
+    sw_source_set_limits(f->s, &(sw_source_limits){0}); /* the default budget: fine here */
+    assert_int_equal(sw_source_ignore(f->s, sw_buf_cstr(&b), b.len, &n), 0);
+    sw_buf_clear(&b);
+    for (int i = 0; i <= SW_SOURCE_MAX_IGNORE_RULES; i++)
+        sw_buf_puts(&b, "x\n");
+    assert_int_equal(sw_source_ignore(f->s, sw_buf_cstr(&b), b.len, &n), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "more than 10000 patterns"));
+    sw_buf_dispose(&b);
+}
+
 static void test_dockerignore_segment_cap(void **state)
 {
     fx *f = *state;
@@ -616,6 +657,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_git_blob_spooled_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git_bomb_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git_bomb_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_git_big_blob, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dockerignore_work_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dockerignore_globstar, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dockerignore_not_exponential, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dockerignore_segment_cap, setup, teardown),
