@@ -66,6 +66,9 @@ typedef struct asm_ctx {
     size_t last_copy;       /* index of the last COPY/ADD instruction (0: none) */
     bool cmd_set;           /* CMD given in this Dockerfile (ENTRYPOINT keeps it) */
     size_t spool_seq;
+    /* what ADD may still unpack, for all archives together (sw_assemble_opts) */
+    size_t unpack_entries;
+    uint64_t unpack_bytes, unpack_path_bytes;
 } asm_ctx;
 
 /* Where a regular entry's contents are. */
@@ -200,7 +203,8 @@ static void add_parents(asm_ctx *c, layer *l)
 /* Sorts, keeps the last entry of each path, and refuses a non-directory with entries below. */
 static int layer_settle(layer *l)
 {
-    qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
     size_t w = 0;
     for (size_t i = 0; i < l->n; i++) {
         if (i + 1 < l->n && !strcmp(l->v[i].path, l->v[i + 1].path)) {
@@ -485,11 +489,17 @@ static int add_tree(layer *l, const sw_src_node *dir, const char *prefix, const 
 
 typedef struct collect {
     layer *l;
+    uint64_t *path_bytes; /* left for all archives */
 } collect;
 
 static int collect_entry(void *payload, const sw_tar_entry *e)
 {
     collect *co = payload;
+    size_t len = strlen(e->path) + 1;
+    if (len > *co->path_bytes)
+        return sw_error_set(SW_ELIMIT, "the archives ADD unpacks hold more path bytes than "
+                                       "a build context may");
+    *co->path_bytes -= len;
     lsrc src = {e->src_path, e->src_range, e->src_offset, e->src_size};
     layer_add(co->l, e->path, e->type, e->mode, e->uid, e->gid, e->src_path ? &src : NULL, e->link);
     return 0;
@@ -540,8 +550,12 @@ static int try_unpack(asm_ctx *c, layer *l, const sw_src_node *n, const char *de
     int error = src.range ? extract_range(&src, whole) : 0;
     if (error < 0)
         return error;
+    if (!c->unpack_entries || !c->unpack_bytes)
+        return sw_error_set(SW_ELIMIT, "the archives ADD unpacks hold more than a build "
+                                       "context may");
     size_t before = l->n;
-    collect co = {l};
+    collect co = {l, &c->unpack_path_bytes};
+    sw_tarread_stats stats = {0};
     sw_tarread_opts o = SW_TARREAD_OPTS_INIT;
     o.prefix = dest;
     o.spool_file = spool;
@@ -550,13 +564,26 @@ static int try_unpack(asm_ctx *c, layer *l, const sw_src_node *n, const char *de
     o.gid = cs->gid;
     o.on_entry = collect_entry;
     o.payload = &co;
-    error = sw_tarread_add_file(NULL, src.range ? whole : src.file, &o, NULL);
+    o.max_entries = c->unpack_entries;
+    o.max_bytes = c->unpack_bytes;
+    error = sw_tarread_add_file(NULL, src.range ? whole : src.file, &o, &stats);
     if (src.range)
         unlink(whole);
-    if (error == SW_EUNSUPPORTED) {
+    /* not an archive, or a stream that ends before its first header (a file that starts with
+     * a zero block): copied as it is, as Docker does */
+    if (error == SW_EUNSUPPORTED || (error == 0 && stats.headers == 0)) {
         unlink(spool);
         return 0;
     }
+    if (error == 0) {
+        c->unpack_entries -= stats.headers;
+        c->unpack_bytes -= stats.bytes;
+    }
+    if (error == SW_ELIMIT)
+        error = sw_error_set(SW_ELIMIT,
+                             "%s (all archives one build unpacks share the limits of a "
+                             "build context)",
+                             sw_error_msg());
     if (error < 0) {
         while (l->n > before) {
             l->n--;
@@ -598,11 +625,14 @@ static int expand_sources(const asm_ctx *c, const sw_df_instr *in, sources *out)
     return 0;
 }
 
-/* Adds the destination directory itself when the build makes it: FROM scratch when it does not
- * exist yet, and with --chown (so it gets that owner, as BuildKit creates it). */
-static void add_dest_dir(const asm_ctx *c, layer *l, const char *dest, const copy_spec *cs)
+/* Adds the destination directory itself when the build makes it: with --chown (so it gets that
+ * owner, as BuildKit creates it), and when it is not known to exist: FROM scratch always, on a
+ * base image only when nothing is copied into it (an empty directory, or everything in it
+ * ignored), since otherwise the unpacker creates it and an existing one keeps its mode. */
+static void add_dest_dir(const asm_ctx *c, layer *l, const char *dest, const copy_spec *cs,
+                         bool nothing_below)
 {
-    if (!*dest || (!cs->chown && (!c->o->scratch || known(c, dest))))
+    if (!*dest || (!cs->chown && (known(c, dest) || (!c->o->scratch && !nothing_below))))
         return;
     layer_add(l, dest, SW_TAR_DIR, 0755, cs->uid, cs->gid, NULL, NULL);
 }
@@ -612,6 +642,7 @@ static int copy_sources(asm_ctx *c, layer *l, const sources *src, const char *de
 {
     char path[PATH_BUF];
     bool made_dir = dest_is_dir;
+    size_t before = l->n;
     int error = 0;
     for (size_t i = 0; i < src->n && error == 0; i++) {
         const sw_src_node *n = src->nodes[i];
@@ -638,7 +669,7 @@ static int copy_sources(asm_ctx *c, layer *l, const sources *src, const char *de
             layer_add(l, path, SW_TAR_REG, mode_of(cs, n), cs->uid, cs->gid, &from, NULL);
     }
     if (error == 0 && made_dir)
-        add_dest_dir(c, l, dest, cs);
+        add_dest_dir(c, l, dest, cs, l->n == before);
     return error;
 }
 
@@ -685,8 +716,12 @@ static int do_workdir(asm_ctx *c, const sw_df_instr *in, size_t index, sw_buf *h
     while (*p == '/')
         p++;
     sw_strlcpy(path, p, sizeof(path));
+    /* FROM scratch: the directory is made here. On a base image it may exist (an existing /tmp
+     * must keep its 1777): nothing is recorded, and a missing one is made by the runtime when
+     * the container starts (runc, crun, CRI-O and Docker create a missing working directory). */
     if (*path && !known(c, path)) {
-        layer_add(&c->pending, path, SW_TAR_DIR, 0755, 0, 0, NULL, NULL);
+        if (c->o->scratch)
+            layer_add(&c->pending, path, SW_TAR_DIR, 0755, 0, 0, NULL, NULL);
         mark_known(c, path);
     }
     if (c->pending.n && index > c->last_copy) /* no COPY/ADD left to carry it */
@@ -806,6 +841,10 @@ int sw_assemble(sw_assembly **out, const sw_dockerfile *df, const sw_source *ctx
     if (!opts || opts->version != SW_ASSEMBLE_OPTS_VERSION)
         return sw_error_set(SW_EINVALID, "assemble: options version mismatch");
     asm_ctx c = {.ctx = ctx, .o = opts, .img = img, .known = json_object()};
+    c.unpack_entries = opts->max_unpack_entries ? opts->max_unpack_entries : SW_TAR_MAX_ENTRIES;
+    c.unpack_bytes = opts->max_unpack_bytes ? opts->max_unpack_bytes : SW_TARREAD_MAX_BYTES;
+    c.unpack_path_bytes =
+        opts->max_unpack_path_bytes ? opts->max_unpack_path_bytes : SW_SOURCE_MAX_PATH_BYTES;
     c.a = sw_calloc(1, sizeof(*c.a));
     sw_strlcpy(c.workdir, opts->base_workdir && *opts->base_workdir ? opts->base_workdir : "/",
                sizeof(c.workdir));

@@ -24,6 +24,12 @@ typedef struct sw_assemble_opts {
     const char *spool_dir;     /* where ADD unpacks local archives (must exist) */
     const char *const *env;    /* NULL or "K=V" list appended as one ENV (dockerStrategy.env) */
     const char *const *labels; /* NULL or "K=V" list appended as one LABEL (imageLabels) */
+    /* What the archives ADD unpacks may hold, all of them together (0: the context's
+     * defaults, SW_TAR_MAX_ENTRIES, SW_TARREAD_MAX_BYTES, SW_SOURCE_MAX_PATH_BYTES): a small
+     * archive must not expand into more than a context of its own could be. */
+    size_t max_unpack_entries;
+    uint64_t max_unpack_bytes;
+    uint64_t max_unpack_path_bytes;
 } sw_assemble_opts;
 
 #define SW_ASSEMBLE_OPTS_VERSION 1

@@ -337,6 +337,74 @@ static void test_add_archive(void **state)
     sw_free(got);
 }
 
+/* A file that starts with a zero block reads as an archive that ends at once: ADD copies it as
+ * it is (Docker's isArchivePath needs a first header), it does not vanish. */
+static void test_add_zero_block_file(void **state)
+{
+    fx *f = *state;
+    char img[4096 + 6];
+    memset(img, 0, 4096);
+    memcpy(img + 4096, "data\n", 6);
+    sw_tar_entry e = {
+        .path = "disk.img", .type = SW_TAR_REG, .mode = 0644, .data = img, .data_len = sizeof(img)};
+    assert_int_equal(sw_source_add(f->s, &e), 0);
+    plan_ok(f, "FROM base\nADD disk.img /data/\n", false);
+    char *got = layer_text(f, 0);
+    assert_non_null(strstr(got, "f data/disk.img 0644 0:0 ="));
+    sw_free(got);
+}
+
+/* Every archive ADD unpacks draws on one budget for the build (the context's limits): a small
+ * archive named many times cannot expand without end. */
+static void test_add_unpack_budget(void **state)
+{
+    fx *f = *state;
+    sw_tar *t = NULL;
+    sw_buf tar = SW_BUF_INIT(1 << 20);
+    sw_tar_new(&t);
+    sw_tar_entry e1 = {.path = "etc", .type = SW_TAR_DIR, .mode = 0755};
+    sw_tar_entry e2 = {
+        .path = "etc/motd", .type = SW_TAR_REG, .mode = 0600, .data = "hi", .data_len = 2};
+    assert_int_equal(sw_tar_add(t, &e1), 0);
+    assert_int_equal(sw_tar_add(t, &e2), 0);
+    assert_int_equal(sw_tar_write(t, 0, to_buf, &tar), 0);
+    sw_tar_free(t);
+    sw_tar_entry ctx = {
+        .path = "r.tar", .type = SW_TAR_REG, .mode = 0644, .data = tar.ptr, .data_len = tar.len};
+    assert_int_equal(sw_source_add(f->s, &ctx), 0);
+    sw_buf_dispose(&tar);
+    sw_assemble_opts o = SW_ASSEMBLE_OPTS_INIT;
+    o.spool_dir = f->dir;
+    o.max_unpack_entries = 3;
+    assert_int_equal(plan_opts(f, "FROM base\nADD r.tar /a/\n", &o), 0);
+    assert_int_equal(plan_opts(f, "FROM base\nADD r.tar /a/\nADD r.tar /b/\n", &o), SW_ELIMIT);
+    assert_non_null(strstr(sw_error_msg(), "Dockerfile:3"));
+    assert_non_null(strstr(sw_error_msg(), "share the limits of a build context"));
+    o.max_unpack_entries = 0;
+    o.max_unpack_bytes = 3; /* two bytes per archive */
+    assert_int_equal(plan_opts(f, "FROM base\nADD r.tar /a/\nADD r.tar /b/\n", &o), SW_ELIMIT);
+    o.max_unpack_bytes = 0;
+    o.max_unpack_path_bytes = 20; /* "a/etc" "a/etc/motd" "b/etc" ... */
+    assert_int_equal(plan_opts(f, "FROM base\nADD r.tar /a/\nADD r.tar /b/\n", &o), SW_ELIMIT);
+}
+
+/* On a base image WORKDIR records no directory (an existing /tmp keeps its 1777; the runtime
+ * makes a missing one), and COPY of an empty directory still makes its destination. */
+static void test_base_directories(void **state)
+{
+    fx *f = *state;
+    context(f);
+    add(f, SW_TAR_DIR, "empty", 0755, NULL);
+    plan_ok(f, "FROM base\nWORKDIR /tmp\nCOPY README .\nCOPY empty /srv/data\nCOPY empty .\n",
+            false);
+    assert_null(sw_assembly_step(f->a, 0)->tar);
+    expect_layer(f, 1, "f tmp/README 0644 0:0 =readme\n");
+    expect_layer(f, 2, "d srv/data 0755 0:0\n");
+    expect_layer(f, 3, ""); /* /tmp is known: nothing to record, an empty layer */
+    plan_ok(f, "FROM base\nWORKDIR /w\n", false);
+    assert_null(sw_assembly_step(f->a, 0)->tar); /* no layer of its own either */
+}
+
 static void test_refusals(void **state)
 {
     fx *f = *state;
@@ -491,6 +559,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_and_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entrypoint_clears_inherited_cmd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_archive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_zero_block_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_unpack_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_base_directories, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
         cmocka_unit_test(test_chown_parse),

@@ -325,7 +325,9 @@ spec:
         "$(bq inline-1 'at("spec.triggeredBy.0.message") + " " + at("spec.triggeredBy.0.imageChangeBuild.imageID")')"
     expect_eq "the base resolved to the imported image" "DockerImage $REG/base/img@$BASE1" \
         "$(bq inline-1 'at("spec.strategy.dockerStrategy.from.kind") + " " + at("spec.strategy.dockerStrategy.from.name")')"
-    expect_eq "the base's layer comes first, then WORKDIR's" "$BASE1_LAYER 2" \
+    # on a base image WORKDIR records no directory (the base may have it: an existing /tmp
+    # keeps its 1777; the runtime makes a missing one), so the base's layer is the only one
+    expect_eq "the base's layer, and no layer for WORKDIR" "$BASE1_LAYER 1" \
         "$(reg_raw "$REG/$NS/inline:latest" | sw_json 'o["layers"][0]["digest"] + " " + str(len(o["layers"]))')"
     expect_eq "config: the base's Env, ENV seeing it" '["A=B", "PATH=/opt/bin:B"]' \
         "$(cfg "$NS/inline:latest" 'at("config.Env")')"
@@ -335,10 +337,10 @@ spec:
     expect_eq "config: the base's and the new labels" '{"io.slipway.test": "base", "stage": "inline"}' \
         "$(cfg "$NS/inline:latest" 'at("config.Labels")')"
     reg_unpack "$REG/$NS/inline:latest" "$SW_TMP/u-inline"
-    if [ ! -f "$r/hello.txt" ] || [ ! -d "$r/srv/www" ]; then
-        fail "unpacked inline: no hello.txt or /srv/www"
+    if [ ! -f "$r/hello.txt" ] || [ -e "$r/srv/www" ]; then
+        fail "unpacked inline: no hello.txt, or a /srv/www the base does not have"
     fi
-    pass "unpacked inline: the base's file and the WORKDIR"
+    pass "unpacked inline: the base's file, the base's tree untouched by WORKDIR"
 
     # A new base image with a new digest: exactly one build, on it.
     reg_push_new base2 amd64 "$REG/base/img:1"
