@@ -1,7 +1,7 @@
 /* builder: `slipway builder`, the process the build controller starts for one Build (see
  * docs/internals/builds.md for the protocol and docs/builds.md, "The builder", for what it
- * does). Parses the flags, turns SIGTERM/SIGINT into a clean stop (exit 143) and runs
- * src/builder/builder.c. */
+ * does). Parses the flags, turns SIGTERM/SIGINT into a clean stop (then dies of the same
+ * signal, so its parent sees a kill, not a failure) and runs src/builder/builder.c. */
 #include "cmd/cmd.h"
 
 #include "builder/builder.h"
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define EXIT_STOPPED 143 /* 128 + SIGTERM, as a shell reports it */
 #define MAX_INSECURE 64
 
 static const char usage_text[] =
@@ -41,7 +40,7 @@ static const char usage_text[] =
     "(gzip, zstd or none; default gzip), SLIPWAY_COMPRESSION_LEVEL (gzip 1-9, default 6;\n"
     "zstd 1-19, default 3); the Build's dockerStrategy.env may set all three.\n"
     "Exit status: 0 built and pushed, 1 the build failed (reason reported), 2 usage,\n"
-    "143 stopped by SIGTERM/SIGINT.\n";
+    "killed by SIGTERM/SIGINT after a clean stop (a shell reports 143/130).\n";
 
 typedef struct flags {
     sw_builder_opts o;
@@ -50,9 +49,11 @@ typedef struct flags {
     bool help;
 } flags;
 
+static volatile sig_atomic_t g_signal; /* the stop signal received, 0 for none */
+
 static void on_signal(int sig)
 {
-    (void)sig;
+    g_signal = sig;
     sw_builder_request_stop();
 }
 
@@ -150,7 +151,12 @@ int sw_cmd_builder(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* libcurl runs with CURLOPT_NOSIGNAL */
     f.o.log = stdout;
     int error = sw_builder_run(&f.o); /* prints the outcome itself */
-    if (sw_builder_stop_requested())
-        return EXIT_STOPPED;
+    if (sw_builder_stop_requested() && g_signal) {
+        /* stopped cleanly; now end as the signal would have, so the build controller tells a
+         * kill from outside (Error/BuilderKilled) from a failed build (Failed) */
+        fflush(NULL);
+        signal(g_signal, SIG_DFL);
+        raise(g_signal);
+    }
     return error < 0 ? 1 : 0;
 }
