@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/str.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -344,20 +345,40 @@ static long read_pid(const char *dir, const char *name, uint64_t *ns)
     return ok ? (long)v : 0;
 }
 
-/* Whether process pid runs with dir in its command line (its --token-file): the pid of a
- * builder long gone may have been reused by anything else. */
+/* Whether process pid is the builder of dir: its arguments hold "--token-file" followed by
+ * exactly <dir>/token (the pid of a builder long gone may have been reused by anything else). */
 static bool runs_in(long pid, const char *dir)
 {
-    char path[64], *cmd = NULL;
+    char path[64], want[PATH_MAX + 8], *cmd = NULL;
     size_t n = 0;
     snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+    snprintf(want, sizeof(want), "%s/token", dir);
     if (sw_path_read(path, 64 * 1024, false, &cmd, &n) < 0)
         return false;
-    for (size_t i = 0; i < n; i++) /* the arguments are NUL-separated */
-        cmd[i] = cmd[i] ? cmd[i] : ' ';
-    bool found = strstr(cmd, dir) != NULL;
+    bool found = false, after_flag = false;
+    for (size_t i = 0; i < n && !found; i += strlen(cmd + i) + 1) { /* NUL-separated */
+        found = after_flag && !strcmp(cmd + i, want);
+        after_flag = !strcmp(cmd + i, "--token-file");
+    }
     sw_free(cmd);
     return found;
+}
+
+/* Whether name in tmp is a directory this server's mkdtemp could have made: the exact name
+ * shape, a real directory (not a symlink), ours, mode 0700. Anyone may write to a shared /tmp:
+ * a planted directory must not make us kill a process or remove a tree. */
+static bool our_build_dir(const char *tmp, const char *name, char *dir, size_t n)
+{
+    static const char prefix[] = "slipway-build-";
+    struct stat st;
+    if (!sw_str_prefix(name, prefix) || strlen(name) != sizeof(prefix) - 1 + 6)
+        return false;
+    for (const char *p = name + sizeof(prefix) - 1; *p; p++)
+        if (!isalnum((unsigned char)*p))
+            return false;
+    int k = snprintf(dir, n, "%s/%s", tmp, name);
+    return k > 0 && (size_t)k < n && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+           st.st_uid == geteuid() && (st.st_mode & 07777) == 0700;
 }
 
 /* A server that was killed (or crashed) leaves its builders running, re-parented to init, and
@@ -371,9 +392,8 @@ static void sweep_orphans(const char *tmp)
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
         char dir[PATH_MAX];
-        if (!sw_str_prefix(e->d_name, "slipway-build-"))
+        if (!our_build_dir(tmp, e->d_name, dir, sizeof(dir)))
             continue;
-        snprintf(dir, sizeof(dir), "%s/%s", tmp, e->d_name);
         uint64_t ns = 0;
         long owner = read_pid(dir, "owner", &ns), builder = read_pid(dir, "builder", NULL);
         if (!owner || ns != pid_ns() || owner == (long)getpid() || kill((pid_t)owner, 0) == 0 ||

@@ -395,9 +395,33 @@ SW_PID=
 kill -0 "$ORPH" 2>/dev/null || fail "the builder should outlive a SIGKILLed server (re-parented)"
 [ -n "$(ls -d "$TMPDIR"/slipway-build-* 2>/dev/null)" ] || fail "no build directory left behind"
 pass "a SIGKILLed server leaves its builder and directory behind"
+# Directories planted in the shared tmp by someone else, each naming a gone owner and a
+# process that looks like its builder: not ours (no mkdtemp suffix; mode 0755), so the sweep
+# must neither kill those processes nor remove the directories.
+NSINO=$(stat -L -c %i /proc/self/ns/pid)
+PLANTED=()
+VICTIMS=()
+for plant in "slipway-build-" "slipway-build-AbC123"; do
+    P=$TMPDIR/$plant
+    mkdir -p "$P"
+    if [[ $plant == slipway-build- ]]; then chmod 700 "$P"; else chmod 755 "$P"; fi
+    python3 -c 'import time; time.sleep(300)' --token-file "$P/token" &
+    VICTIMS+=($!)
+    SW_BG_PIDS+=($!)
+    printf '999999 %s\n' "$NSINO" >"$P/owner"
+    printf '%s\n' "$!" >"$P/builder"
+    PLANTED+=("$P")
+done
 SW_CONTROLLERS=1 sw_start_server --max-running-builds 1
 for _ in $(seq 50); do kill -0 "$ORPH" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$ORPH" 2>/dev/null && fail "the orphaned builder still runs after the restart"
+for i in 0 1; do
+    kill -0 "${VICTIMS[$i]}" 2>/dev/null || fail "the sweep killed a process of ${PLANTED[$i]}"
+    [ -f "${PLANTED[$i]}/owner" ] || fail "the sweep removed ${PLANTED[$i]}"
+    kill "${VICTIMS[$i]}"
+    rm -rf "${PLANTED[$i]}"
+done
+pass "directories planted in tmp (wrong name shape or mode) are left alone"
 expect_eq "the restart killed it and removed its directory" "" \
     "$(ls -d "$TMPDIR"/slipway-build-* 2>/dev/null)"
 wait_phase orph-1 Error/BuilderLost 15
