@@ -121,14 +121,13 @@ static json_t *new_build(const json_t *bc, json_t *spec, int64_t number)
         spec);
 }
 
-/* Bumps bc's lastVersion (retrying conflicts) and creates the Build from spec (stolen). */
-static int generate(sw_objects *o, const char *ns, const char *bc_name, const json_t *req,
-                    json_t *spec, json_t **out)
+/* Bumps bc's lastVersion past floor (retrying conflicts): *saved is the BuildConfig after it,
+ * *number the new version. want >= 0 must be the version found (the request's lastVersion). */
+static int bump(sw_objects *o, const char *ns, const char *bc_name, int64_t want, int64_t floor,
+                json_t **saved, int64_t *number)
 {
     int error = 0;
-    json_t *bc = NULL, *saved = NULL;
-    int64_t want = -1, number = 0;
-    sw_json_int_at(req, "lastVersion", &want);
+    json_t *bc = NULL;
     for (int attempt = 0; attempt < 10; attempt++) {
         json_decref(bc);
         bc = NULL;
@@ -142,32 +141,74 @@ static int generate(sw_objects *o, const char *ns, const char *bc_name, const js
                                  ns, bc_name);
             break;
         }
-        number = 0;
-        sw_json_int_at(bc, "status.lastVersion", &number);
-        if (want >= 0 && want != number) {
+        int64_t n = 0;
+        sw_json_int_at(bc, "status.lastVersion", &n);
+        if (want >= 0 && want != n) {
             error = sw_error_set(SW_ECONFLICT, "the BuildConfig %s/%s is at version %lld, not %lld",
-                                 ns, bc_name, (long long)number, (long long)want);
+                                 ns, bc_name, (long long)n, (long long)want);
             break;
         }
-        sw_json_set_path(bc, "status.lastVersion", json_integer(++number));
-        error = o->update_status(o, &sw_kind_buildconfig, bc, &saved);
+        *number = (n > floor ? n : floor) + 1;
+        sw_json_set_path(bc, "status.lastVersion", json_integer(*number));
+        json_decref(*saved);
+        *saved = NULL;
+        error = o->update_status(o, &sw_kind_buildconfig, bc, saved);
         if (error != SW_ECONFLICT)
             break;
     }
-    if (error == 0) {
-        if (!spec)
-            spec = json_deep_copy(sw_json_at(saved, "spec"));
-        apply_request(spec, req);
-        json_t *build = new_build(saved, spec, number);
+    json_decref(bc);
+    return error;
+}
+
+/* The highest n of the Builds named <bc>-<n> in ns: builds a deleted BuildConfig of the same
+ * name left behind (nothing collects them) hold names a new one would generate again. */
+static int64_t highest_build(sw_objects *o, const char *ns, const char *bc_name)
+{
+    json_t *items = NULL, *b;
+    size_t i, len = strlen(bc_name);
+    int64_t high = 0;
+    if (o->list(o, &sw_kind_build, ns, &items) < 0)
+        return 0;
+    json_array_foreach(items, i, b)
+    {
+        const char *name = sw_json_str_at(b, "metadata.name");
+        uint64_t n = 0;
+        const char *p = name ? name + len + 1 : NULL;
+        if (p && !strncmp(name, bc_name, len) && name[len] == '-' && *p &&
+            sw_parse_u64(&p, INT64_MAX, &n) == 0 && !*p && (int64_t)n > high)
+            high = (int64_t)n;
+    }
+    json_decref(items);
+    return high;
+}
+
+/* Bumps bc's lastVersion and creates the Build from spec (stolen; NULL: the BuildConfig's).
+ * When the generated name is taken (by a build of an earlier BuildConfig of the same name), the
+ * version moves past the highest such build and the create is tried once more. */
+static int generate(sw_objects *o, const char *ns, const char *bc_name, const json_t *req,
+                    json_t *spec, json_t **out)
+{
+    int error = 0;
+    json_t *saved = NULL;
+    int64_t want = -1, number = 0, floor = 0;
+    sw_json_int_at(req, "lastVersion", &want);
+    for (int round = 0; round < 2; round++) {
+        if ((error = bump(o, ns, bc_name, want, floor, &saved, &number)) < 0)
+            break;
+        json_t *use = spec ? json_deep_copy(spec) : json_deep_copy(sw_json_at(saved, "spec"));
+        apply_request(use, req);
+        json_t *build = new_build(saved, use, number);
         json_t *ann = sw_json_at(req, "metadata.annotations");
-        spec = NULL;
         if (json_is_object(ann)) /* the request's annotations, never over the Build's own */
             json_object_update_missing(sw_json_at(build, "metadata.annotations"), ann);
         error = o->create(o, &sw_kind_build, build, out);
         json_decref(build);
+        if (error != SW_EEXISTS || o->dry_run)
+            break;
+        floor = highest_build(o, ns, bc_name);
+        want = -1; /* the request's version held for the first bump */
     }
     json_decref(spec);
-    json_decref(bc);
     json_decref(saved);
     return error;
 }

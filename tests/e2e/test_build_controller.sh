@@ -210,6 +210,19 @@ expect_eq "the build token cannot list secrets" "403" "$(fake cc-1 'o["other"]')
 [ -z "$(ls "$TMPDIR" 2>/dev/null)" ] || fail "per-build directories were left behind"
 pass "per-build directories removed"
 
+# A BuildConfig deleted and made again under the same name: its old builds stay (nothing
+# collects them), so the new one's generated names must move past theirs, or its ConfigChange
+# build is lost and every instantiate answers 409.
+mkbc gone Serial '{}' '{"triggers":[{"type":"ConfigChange"}]}'
+wait_phase gone-1 Complete/ 30
+run api DELETE "$BAPI/buildconfigs/gone"
+mkbc gone Serial '{}' '{"triggers":[{"type":"ConfigChange"}]}'
+wait_phase gone-2 Complete/ 30
+run api POST "$BAPI/buildconfigs/gone/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"gone"}}'
+expect_contains "instantiate after the re-creation" '"name":"gone-3"' "$OUT"
+wait_phase gone-3 Complete/ 30
+expect_eq "the re-created config's builds follow the old ones" "gone-1 gone-2 gone-3" "$(builds_of gone)"
+
 # ---- runPolicy ----
 
 mkbc ser Serial '{"FAKE_SLEEP":"2"}'
