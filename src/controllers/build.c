@@ -447,7 +447,18 @@ static int resolve_output(sw_build_controller *ctl, const json_t *build, plan *p
     }
     int error = output_stream(ctl, ns, stream, &is);
     const char *repo = sw_json_str_at(is, "status.dockerImageRepository");
-    if (error == 0 && (!repo || !*repo)) {
+    if (error == SW_EINVALID || error == SW_ENOTFOUND) {
+        /* a stream that cannot exist ends the build; a missing namespace may come later: both
+         * say why instead of being retried without a word */
+        snprintf(p->msg, sizeof(p->msg),
+                 "Output image could not be resolved: image stream %s/%s cannot be created: %s", ns,
+                 stream, sw_error_msg());
+        if (error == SW_EINVALID)
+            p->fail_reason = "InvalidOutputReference";
+        else
+            p->wait_reason = "InvalidOutputReference";
+        error = 0;
+    } else if (error == 0 && (!repo || !*repo)) {
         p->fail_reason = "InvalidOutputReference";
         snprintf(p->msg, sizeof(p->msg),
                  "Output image could not be resolved: image stream %s/%s has no "

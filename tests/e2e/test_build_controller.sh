@@ -223,6 +223,18 @@ expect_contains "instantiate after the re-creation" '"name":"gone-3"' "$OUT"
 wait_phase gone-3 Complete/ 30
 expect_eq "the re-created config's builds follow the old ones" "gone-1 gone-2 gone-3" "$(builds_of gone)"
 
+# An output stream that cannot be created says why: an invalid name ends the build, a missing
+# namespace keeps it New with the reason (it may be created later); neither is retried mute.
+mkbc badout Serial '{}' '{"output":{"to":{"kind":"ImageStreamTag","name":"My_App:latest"}}}'
+run api POST "$BAPI/buildconfigs/badout/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"badout"}}'
+wait_phase badout-1 Error/InvalidOutputReference 20
+expect_contains "the message names the stream" "default/My_App cannot be created" \
+    "$(bq badout-1 'st.get("message", "")')"
+mkbc nons Serial '{}' '{"output":{"to":{"kind":"ImageStreamTag","namespace":"nosuchns","name":"app:latest"}}}'
+run api POST "$BAPI/buildconfigs/nons/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"nons"}}'
+wait_phase nons-1 New/InvalidOutputReference 20
+run api DELETE "$BAPI/builds/nons-1"
+
 # ---- runPolicy ----
 
 mkbc ser Serial '{"FAKE_SLEEP":"2"}'
