@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define LOG_CHUNK (64 * 1024)
 #define LOG_FLUSH_MS 100
@@ -25,6 +26,8 @@
 #define EXIT_DRAIN_MS 2000 /* output still open this long after the exit: give up on it */
 #define SNIPPET_LINES 5
 #define SNIPPET_WIDTH 120
+#define RETRY_MIN_MS 200  /* the end of a build is retried this often at first... */
+#define RETRY_MAX_MS 5000 /* ...then up to this */
 
 typedef enum why { WHY_EXIT, WHY_CANCEL, WHY_DEADLINE } why;
 
@@ -43,6 +46,7 @@ typedef struct watch {
     int64_t term_ms;
     bool abandoned; /* stopping or deleted: no status */
     bool log_failed;
+    bool retrying; /* pend could not be sent for now: kept, tried again later */
 } watch;
 
 /* ---- logSnippet ---- */
@@ -123,11 +127,19 @@ static void mark_deleted(sw_build_controller *ctl, sw_build__runner *r)
     pthread_mutex_unlock(&ctl->mu);
 }
 
-static void ship(sw_build_controller *ctl, sw_build__runner *r, watch *w)
+static bool transient(int error)
+{
+    return error == SW_EUNAVAILABLE || error == SW_ETIMEOUT;
+}
+
+/* Sends the pending output. On a transient failure it is kept (w->retrying) and sent again
+ * RETRY_MIN_MS later; meanwhile a full buffer stops reading, so the builder waits on its pipe
+ * rather than its output being lost. Other failures drop the chunk. */
+static int ship(sw_build_controller *ctl, sw_build__runner *r, watch *w)
 {
     sw_buf path = SW_BUF_INIT(2048);
     if (!w->plen)
-        return;
+        return 0;
     sw_client_path(&path, &sw_build__res_builds, r->ns, r->name, "log");
     int error = sw_buf_error(&path);
     if (error == 0)
@@ -138,9 +150,12 @@ static void ship(sw_build_controller *ctl, sw_build__runner *r, watch *w)
     else if (error < 0 && !w->log_failed)
         sw_log(SW_LOG_WARN, "build %s: cannot append to its log: %s", r->key, sw_error_msg());
     w->log_failed |= error < 0;
-    w->plen = 0;
+    w->retrying = transient(error);
+    if (!w->retrying)
+        w->plen = 0;
     w->last_flush = sw_time_mono_ms();
     sw_buf_dispose(&path);
+    return error;
 }
 
 /* ---- supervision ---- */
@@ -199,14 +214,20 @@ static void supervise(sw_build_controller *ctl, sw_build__runner *r, watch *w)
                       : due < 1            ? 1
                       : due < READ_WAIT_MS ? (int)due
                                            : READ_WAIT_MS;
-        s->read_output(s->self, r->run, w->pend + w->plen, LOG_CHUNK - w->plen, wait_ms, &got,
-                       &eof);
+        if (w->plen < LOG_CHUNK) {
+            s->read_output(s->self, r->run, w->pend + w->plen, LOG_CHUNK - w->plen, wait_ms, &got,
+                           &eof);
+        } else { /* full and not sent yet: the builder waits on its pipe meanwhile */
+            const struct timespec pause = {0, READ_WAIT_MS * 1000000L};
+            nanosleep(&pause, NULL);
+        }
         if (got) {
             tail_add(w, w->pend + w->plen, got);
             w->plen += got;
         }
         int64_t now = sw_time_mono_ms();
-        if (w->plen == LOG_CHUNK || (w->plen && now - w->last_flush >= LOG_FLUSH_MS))
+        int64_t gap = w->retrying ? RETRY_MIN_MS : LOG_FLUSH_MS;
+        if (w->plen && (now - w->last_flush >= gap || (w->plen == LOG_CHUNK && !w->retrying)))
             ship(ctl, r, w);
         if (abandon(ctl, r)) {
             w->abandoned = true;
@@ -225,7 +246,6 @@ static void supervise(sw_build_controller *ctl, sw_build__runner *r, watch *w)
         else if (eof || now - w->exit_ms >= EXIT_DRAIN_MS)
             break;
     }
-    ship(ctl, r, w);
 }
 
 /* ---- the end ---- */
@@ -243,7 +263,7 @@ static void repository_of(const char *ref, char *out, size_t n)
 }
 
 /* POST imagestreammappings so the output stream gets the tag event. */
-static void record_image(sw_build_controller *ctl, const json_t *b)
+static int record_image(sw_build_controller *ctl, const json_t *b)
 {
     const char *to_name = sw_json_str_at(b, "spec.output.to.name");
     const char *to_ns = sw_json_str_at(b, "spec.output.to.namespace");
@@ -252,11 +272,11 @@ static void record_image(sw_build_controller *ctl, const json_t *b)
     char stream[256], repo[1024], pull[1200], path[700];
     if (!sw_str_eq(sw_json_str_at(b, "spec.output.to.kind"), "ImageStreamTag") || !digest ||
         !*digest || !ref || !*ref || !to_name)
-        return;
+        return 0;
     const char *colon = strrchr(to_name, ':');
     size_t len = colon ? (size_t)(colon - to_name) : strlen(to_name);
     if (len >= sizeof(stream))
-        return;
+        return 0;
     memcpy(stream, to_name, len);
     stream[len] = '\0';
     if (!to_ns || !*to_ns)
@@ -269,11 +289,13 @@ static void record_image(sw_build_controller *ctl, const json_t *b)
                           "image.openshift.io/v1", "kind", "ImageStreamMapping", "metadata", "name",
                           stream, "namespace", to_ns, "tag", colon ? colon + 1 : "latest", "image",
                           "metadata", "name", digest, "dockerImageReference", pull);
-    if (sw_client_request(ctl->client, "POST", path, m, NULL, NULL, NULL) < 0)
+    int error = sw_client_request(ctl->client, "POST", path, m, NULL, NULL, NULL);
+    if (error < 0)
         sw_log(SW_LOG_WARN, "build %s/%s: cannot tag %s into %s/%s: %s",
                sw_json_str_at(b, "metadata.namespace"), sw_json_str_at(b, "metadata.name"), pull,
                to_ns, to_name, sw_error_msg());
     json_decref(m);
+    return error;
 }
 
 static void describe_signal(int sig, char *out, size_t n)
@@ -321,28 +343,61 @@ static void final_transition(const sw_build__runner *r, const watch *w, sw_build
     }
 }
 
-static void finish(sw_build_controller *ctl, sw_build__runner *r, const watch *w)
+/* Waits *ms in 50 ms steps, then doubles it up to RETRY_MAX_MS; false when the runner must
+ * leave instead (the controller stops, the build was deleted). */
+static bool retry_wait(sw_build_controller *ctl, sw_build__runner *r, int *ms)
+{
+    const struct timespec step = {0, 50 * 1000000L};
+    for (int waited = 0; waited < *ms; waited += 50) {
+        if (abandon(ctl, r))
+            return false;
+        nanosleep(&step, NULL);
+    }
+    *ms = *ms >= RETRY_MAX_MS / 2 ? RETRY_MAX_MS : *ms * 2;
+    return !abandon(ctl, r);
+}
+
+/* One try at the end: the final phase, then the tag event of a Complete build. */
+static int finish_once(sw_build_controller *ctl, sw_build__runner *r, const watch *w)
 {
     json_t *b = NULL, *saved = NULL;
     char msg[300];
-    if (w->abandoned)
-        return;
     int error = sw_client_get(ctl->client, &sw_build__res_builds, r->ns, r->name, &b);
-    if (error < 0) {
-        if (error != SW_ENOTFOUND)
-            sw_log(SW_LOG_WARN, "build %s: cannot read it to finish: %s", r->key, sw_error_msg());
-        return;
-    }
+    if (error < 0)
+        return error;
     char *snippet = snippet_of(w);
     sw_build__transition t = {.snippet = snippet};
     final_transition(r, w, &t, msg, sizeof(msg));
-    sw_build__transition_apply(ctl, b, &t, &saved);
+    error = sw_build__transition_apply(ctl, b, &t, &saved);
     const json_t *now = saved ? saved : b;
-    if (sw_str_eq(sw_build__phase(now), "Complete"))
-        record_image(ctl, now);
+    if (error == 0 && sw_str_eq(sw_build__phase(now), "Complete"))
+        error = record_image(ctl, now);
     sw_free(snippet);
     json_decref(saved);
     json_decref(b);
+    return error;
+}
+
+/* The builder's last output and its outcome are delivered, whatever the API server is doing:
+ * a transient failure is retried (the runner stays registered meanwhile, so no sweep takes the
+ * build for lost) until it works, the build is gone, or the controller stops. */
+static void finish(sw_build_controller *ctl, sw_build__runner *r, watch *w)
+{
+    int delay = RETRY_MIN_MS;
+    if (w->abandoned)
+        return;
+    while (transient(ship(ctl, r, w)))
+        if (!retry_wait(ctl, r, &delay))
+            return;
+    for (;;) {
+        int error = finish_once(ctl, r, w);
+        if (!transient(error))
+            return; /* done, the build is gone, or nothing a retry would change (logged) */
+        sw_log(SW_LOG_WARN, "build %s: cannot record how it ended (retrying): %s", r->key,
+               sw_error_msg());
+        if (!retry_wait(ctl, r, &delay))
+            return;
+    }
 }
 
 static void *runner_main(void *arg)

@@ -451,5 +451,42 @@ expect_eq "the restart killed it and removed its directory" "" \
     "$(ls -d "$TMPDIR"/slipway-build-* 2>/dev/null)"
 wait_phase orph-1 Error/BuilderLost 15
 
+# ---- the API server down when a build ends: the outcome is delivered once it is back ----
+# `slipway controllers` runs apart from the server; the builder ends while the server is
+# stopped. Its last log line and its phase must arrive after the restart (they used to be
+# dropped after one failed request, and the sweep then called the build lost).
+sw_stop_server
+PORT=$SW_PORT
+start_plain() {
+    "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$PORT" --no-controllers \
+        >>"$SW_LOG" 2>&1 </dev/null &
+    SW_PID=$!
+    for _ in $(seq 100); do
+        curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" | grep -qx 200 && return 0
+        sleep 0.1
+    done
+    fail "the server did not come back on port $PORT"
+}
+start_plain
+"$SLIPWAY" controllers --kubeconfig "$SW_DIR/admin.kubeconfig" --v=2 >"$SW_TMP/ctl.log" 2>&1 &
+CTL=$!
+SW_BG_PIDS+=("$CTL")
+mkbc down Serial '{"FAKE_SLEEP":"3"}'
+run api POST "$BAPI/buildconfigs/down/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"down"}}'
+wait_phase down-1 Running/ 20
+for _ in $(seq 50); do
+    [[ $(api GET "$BAPI/builds/down-1/log") == *"down-1 says line 2"* ]] && break
+    sleep 0.1
+done
+kill -TERM "$SW_PID"
+wait "$SW_PID" 2>/dev/null
+sleep 5 # the builder ends (after 3 s) while the server is down
+start_plain
+wait_phase down-1 Complete/ 30
+expect_contains "its last log line arrived after the restart" "down-1 done" \
+    "$(api GET "$BAPI/builds/down-1/log")"
+kill -TERM "$CTL"
+wait "$CTL" 2>/dev/null
+
 echo "took $(($(date +%s) - START)) s"
 sw_finish
