@@ -228,6 +228,47 @@ static void copy_stream_image(json_t *obj, const char *tag, const char *ref, int
     }
 }
 
+/* OpenShift's tagRefChanged: from (namespace defaulted), reference and importMode, or a
+ * generation reset to 0. Fields a tag does not have compare equal. */
+static bool tag_ref_changed(const json_t *tag, const json_t *prev, const char *ns)
+{
+    if (!prev)
+        return true;
+    const char *ons = sw_json_str_at(prev, "from.namespace");
+    const char *nns = sw_json_str_at(tag, "from.namespace");
+    if (!sw_str_eq(sw_json_str_at(tag, "from.name"), sw_json_str_at(prev, "from.name")) ||
+        !sw_str_eq(nns && *nns ? nns : ns, ons && *ons ? ons : ns) ||
+        sw_json_bool_at(tag, "reference") != sw_json_bool_at(prev, "reference") ||
+        !sw_str_eq(sw_json_str_at(tag, "importPolicy.importMode"),
+                   sw_json_str_at(prev, "importPolicy.importMode")))
+        return true;
+    json_t *g = json_object_get(tag, "generation");
+    return json_is_integer(g) && json_integer_value(g) == 0;
+}
+
+/* updateChangedTrackingTags: every status tag whose newest event is not the one it had before
+ * passes it on to the tags that follow it (one level, as OpenShift does), whatever the order
+ * of spec.tags. */
+static void update_changed_tracking(json_t *obj, const json_t *old)
+{
+    json_t *names = json_array();
+    size_t i;
+    json_t *st;
+    json_array_foreach(sw_json_at(obj, "status.tags"), i, st)
+    {
+        const char *tag = sw_json_str_at(st, "tag");
+        json_t *head = json_array_get(json_object_get(st, "items"), 0);
+        json_t *was =
+            old ? json_array_get(json_object_get(sw_imagestream_status_tag(old, tag), "items"), 0)
+                : NULL;
+        if (tag && head && !json_equal(head, was))
+            json_array_append_new(names, json_string(tag));
+    }
+    json_array_foreach(names, i, st) /* names first: following adds status tags */
+        sw_imagestream_update_tracking_tags(obj, json_string_value(st));
+    json_decref(names);
+}
+
 /* tagsChanged: a new or changed reference tag gets its status at once. Same-stream ImageStreamTag
  * references copy the target's newest event; DockerImage references record the pull spec. */
 static void apply_tag_references(json_t *obj, const json_t *old)
@@ -239,14 +280,13 @@ static void apply_tag_references(json_t *obj, const json_t *old)
     json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag)
     {
         const char *name = sw_json_str_at(tag, "name");
+        const char *ns = sw_json_str_at(obj, "metadata.namespace");
         json_t *prev = old ? sw_imagestream_spec_tag(old, name) : NULL;
-        if (prev && json_equal(json_object_get(prev, "from"), json_object_get(tag, "from")) &&
-            json_equal(json_object_get(prev, "reference"), json_object_get(tag, "reference")))
-            continue;
+        if (prev && !tag_ref_changed(tag, prev, ns))
+            continue; /* an annotation or a label changed, not where the tag points */
         const char *kind = sw_json_str_at(tag, "from.kind");
         const char *fname = sw_json_str_at(tag, "from.name");
         const char *fns = sw_json_str_at(tag, "from.namespace");
-        const char *ns = sw_json_str_at(obj, "metadata.namespace");
         if (!name || !fname)
             continue; /* runs before validation, which refuses such a tag */
         int64_t gen = 0;
@@ -270,6 +310,9 @@ static void apply_tag_references(json_t *obj, const json_t *old)
             json_t *head = json_array_get(json_object_get(st, "items"), 0);
             if (head && strcmp(target, name)) {
                 json_t *ev = json_deep_copy(head);
+                /* tagReferenceToTagEvent: the copy carries this tag's generation, so the
+                 * reference does not look like an import still pending */
+                json_object_set_new(ev, "generation", json_integer(gen));
                 sw_imagestream_add_tag_event(obj, name, ev);
                 json_decref(ev);
             }
@@ -277,6 +320,7 @@ static void apply_tag_references(json_t *obj, const json_t *old)
             copy_stream_image(obj, name, fname, gen);
         }
     }
+    update_changed_tracking(obj, old);
 }
 
 /* status.dockerImageRepository is <internal registry>/<ns>/<name>, computed on read; without
@@ -325,22 +369,6 @@ static int is_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
     apply_tag_references(obj, NULL);
     store_repository_fallback(obj);
     return 0;
-}
-
-static bool tag_ref_changed(const json_t *tag, const json_t *prev, const char *ns)
-{
-    if (!prev)
-        return true;
-    const char *ons = sw_json_str_at(prev, "from.namespace");
-    const char *nns = sw_json_str_at(tag, "from.namespace");
-    if (!sw_str_eq(sw_json_str_at(tag, "from.name"), sw_json_str_at(prev, "from.name")) ||
-        !sw_str_eq(nns && *nns ? nns : ns, ons && *ons ? ons : ns) ||
-        sw_json_bool_at(tag, "reference") != sw_json_bool_at(prev, "reference") ||
-        !sw_str_eq(sw_json_str_at(tag, "importPolicy.importMode"),
-                   sw_json_str_at(prev, "importPolicy.importMode")))
-        return true;
-    json_t *g = json_object_get(tag, "generation");
-    return json_is_integer(g) && json_integer_value(g) == 0;
 }
 
 static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)

@@ -170,6 +170,86 @@ static void test_same_stream_reference_copies_event(void **state)
     json_decref(old);
 }
 
+static const json_t *head_of(const json_t *is, const char *tag)
+{
+    return json_array_get(json_object_get(sw_imagestream_status_tag(is, tag), "items"), 0);
+}
+
+static int64_t head_gen(const json_t *is, const char *tag)
+{
+    int64_t g = -1;
+    sw_json_int_at(head_of(is, tag), "generation", &g);
+    return g;
+}
+
+#define TRACKING                                                                                   \
+    "{\"metadata\":{\"name\":\"app\",\"namespace\":\"ns\",\"generation\":1},\"spec\":{\"tags\":["  \
+    "{\"name\":\"latest\",\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"2.7\"}},"               \
+    "{\"name\":\"2.7\",\"from\":{\"kind\":\"DockerImage\",\"name\":\"q.io/r:2.7\"},"               \
+    "\"reference\":true}]}}"
+
+static void annotate(json_t *is)
+{
+    sw_json_set_path(is, "metadata.annotations.note", json_string("hello"));
+}
+
+/* A write that does not move a tag (an annotation) leaves the tags that follow others alone
+ * (jansson's json_equal(NULL, NULL) is false: a tag without "reference" looked changed and was
+ * copied again over what had been pushed to it). */
+static void test_unchanged_reference_not_recopied(void **state)
+{
+    json_t *old = load(STREAM);
+    sw_kind_imagestream.prepare_create(&ctx, old);
+    json_array_append_new(sw_json_at(old, "spec.tags"),
+                          json_pack("{s:s, s:{s:s, s:s}, s:I}", "name", "latest", "from", "kind",
+                                    "ImageStreamTag", "name", "2.7", "generation", (json_int_t)1));
+    json_t *d1 = json_pack("{s:s, s:s, s:I}", "dockerImageReference", "r@sha256:d1", "image",
+                           "sha256:d1", "generation", (json_int_t)1);
+    json_t *d2 = json_pack("{s:s, s:s, s:I}", "dockerImageReference", "r@sha256:d2", "image",
+                           "sha256:d2", "generation", (json_int_t)1);
+    sw_imagestream_add_tag_event(old, "2.7", d1);
+    sw_imagestream_add_tag_event(old, "latest", d1);
+    sw_imagestream_add_tag_event(old, "latest", d2); /* pushed straight to latest */
+    json_t *is = updated(old, annotate);
+    assert_string_equal(sw_json_str_at(head_of(is, "latest"), "image"), "sha256:d2");
+    assert_int_equal(
+        json_array_size(json_object_get(sw_imagestream_status_tag(is, "latest"), "items")), 2);
+    json_decref(d1);
+    json_decref(d2);
+    json_decref(is);
+    json_decref(old);
+}
+
+/* A tag that gets a new event in the same write passes it on to the tags following it, whatever
+ * their order in spec.tags (updateChangedTrackingTags); the copy has the follower's generation. */
+static void test_tracking_follows_in_any_order(void **state)
+{
+    json_t *is = load(TRACKING);
+    assert_int_equal(sw_kind_imagestream.prepare_create(&ctx, is), 0);
+    assert_string_equal(sw_json_str_at(head_of(is, "latest"), "dockerImageReference"),
+                        "q.io/r:2.7");
+    json_t *old = is;
+    is = json_deep_copy(old);
+    json_t *t27 = sw_imagestream_spec_tag(is, "2.7");
+    sw_json_set_path(t27, "from.name", json_string("q.io/r:2.8"));
+    assert_int_equal(sw_kind_imagestream.prepare_update(&ctx, is, old), 0);
+    assert_string_equal(sw_json_str_at(head_of(is, "2.7"), "dockerImageReference"), "q.io/r:2.8");
+    assert_string_equal(sw_json_str_at(head_of(is, "latest"), "dockerImageReference"),
+                        "q.io/r:2.8");
+    json_decref(old);
+    old = is;
+    sw_json_set_path(old, "metadata.generation", json_integer(2)); /* as the REST layer stores */
+    is = json_deep_copy(old);
+    json_array_append_new(sw_json_at(is, "spec.tags"),
+                          json_pack("{s:s, s:{s:s, s:s}}", "name", "new", "from", "kind",
+                                    "ImageStreamTag", "name", "2.7"));
+    assert_int_equal(sw_kind_imagestream.prepare_update(&ctx, is, old), 0);
+    assert_int_equal(tag_gen(is, "new"), 3);
+    assert_int_equal(head_gen(is, "new"), 3); /* not 2.7's 2: no import looks pending */
+    json_decref(old);
+    json_decref(is);
+}
+
 static void test_status_update_fills_generation(void **state)
 {
     json_t *is = load(STREAM);
@@ -239,6 +319,8 @@ int main(void)
         cmocka_unit_test(test_update_rules),
         cmocka_unit_test(test_add_tag_event),
         cmocka_unit_test(test_same_stream_reference_copies_event),
+        cmocka_unit_test(test_unchanged_reference_not_recopied),
+        cmocka_unit_test(test_tracking_follows_in_any_order),
         cmocka_unit_test(test_status_update_fills_generation),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_repository_computed_on_read),
