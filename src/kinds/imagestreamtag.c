@@ -63,6 +63,9 @@ json_t *sw_istag_build(const sw_kind_ctx *ctx, sw_objects *o, const json_t *stre
     json_t *conds = json_object_get(st, "conditions");
     if (conds)
         json_object_set(out, "conditions", conds);
+    json_t *ann = sw_json_at(spec, "annotations");
+    if (json_is_object(ann) && json_object_size(ann)) /* newISTag: the tag's annotations */
+        json_object_set(meta, "annotations", ann);
     return out;
 }
 
@@ -108,9 +111,10 @@ static int write_spec_tag(sw_objects *o, const char *ns, const char *name, json_
     json_t *stream = NULL, *saved = NULL;
     int error = sw_imagestream_split_tag_name(name, sname, sizeof(sname), tag, sizeof(tag));
     json_t *ref = json_object_get(body, "tag");
-    if (error == 0 && !json_is_object(ref))
-        error = sw_error_set(SW_EINVALID, "tag: Required value: an ImageStreamTag needs a tag "
-                                          "reference");
+    const char *rv = sw_json_str_at(body, "metadata.resourceVersion");
+    json_t *ann = sw_json_at(body, "metadata.annotations");
+    if (error == 0 && ref && !json_is_null(ref) && !json_is_object(ref))
+        error = sw_error_set(SW_EINVALID, "tag: Invalid value: must be a tag reference");
     for (int attempt = 0; error == 0 && attempt < 10; attempt++) {
         json_decref(stream);
         stream = NULL;
@@ -130,8 +134,28 @@ static int write_spec_tag(sw_objects *o, const char *ns, const char *name, json_
                                  "imagestreamtags.image.openshift.io \"%s\" already exists", name);
             break;
         }
-        json_t *entry = json_deep_copy(ref);
+        /* an update names the stream's resourceVersion it read (the ImageStreamTag's) */
+        if (!create && rv && *rv &&
+            (!exists || !sw_str_eq(rv, sw_json_str_at(stream, "metadata.resourceVersion")))) {
+            error = exists ? sw_error_set(SW_ECONFLICT,
+                                          "Operation cannot be fulfilled on "
+                                          "imagestreamtags.image.openshift.io \"%s\": the object "
+                                          "has been modified; please apply your changes to the "
+                                          "latest version and try again",
+                                          name)
+                           : not_found(name);
+            break;
+        }
+        /* no tag in the body: the existing one is kept (only its annotations change) */
+        if (!json_is_object(ref) && !existing) {
+            error = sw_error_set(SW_EINVALID, "tag: Required value: an ImageStreamTag needs a "
+                                              "tag reference");
+            break;
+        }
+        json_t *entry = json_deep_copy(json_is_object(ref) ? ref : existing);
         json_object_set_new(entry, "name", json_string(tag));
+        if (json_is_object(ann)) /* tagRef.Annotations = istag.Annotations */
+            json_object_set(entry, "annotations", ann);
         json_t *tags = sw_json_at(stream, "spec.tags");
         if (!json_is_array(tags)) {
             tags = json_array();
@@ -143,17 +167,19 @@ static int write_spec_tag(sw_objects *o, const char *ns, const char *name, json_
         json_array_append_new(tags, entry);
         error = exists ? o->update(o, &sw_kind_imagestream, stream, &saved)
                        : o->create(o, &sw_kind_imagestream, stream, &saved);
-        if (error != SW_ECONFLICT && error != SW_EEXISTS)
-            break; /* conflicts and a stream created meanwhile are retried */
+        if ((error != SW_ECONFLICT && error != SW_EEXISTS) || (rv && *rv))
+            break; /* conflicts and a stream created meanwhile are retried, unless the client
+                    * named the version it wrote over */
         error = 0;
     }
     if (error == 0) {
         /* Without an image yet there is no ImageStreamTag to show: return the reference. */
         *out = sw_istag_build(NULL, o, saved, tag);
         if (!*out)
-            *out = json_pack("{s:s, s:s, s:{s:s, s:s}, s:O}", "kind", "ImageStreamTag",
-                             "apiVersion", "image.openshift.io/v1", "metadata", "name", name,
-                             "namespace", ns, "tag", ref);
+            *out =
+                json_pack("{s:s, s:s, s:{s:s, s:s}, s:O}", "kind", "ImageStreamTag", "apiVersion",
+                          "image.openshift.io/v1", "metadata", "name", name, "namespace", ns, "tag",
+                          sw_imagestream_spec_tag(saved, tag) ?: json_null());
     }
     json_decref(stream);
     json_decref(saved);

@@ -438,6 +438,46 @@ check_secret_and_lease()
     expect_eq "lease holder changed" "slipway-e2e-2" "$(jp lease controller-leader '{.spec.holderIdentity}')"
 }
 
+# ImageStreamTag writes as OpenShift's: a PUT naming a stale resourceVersion is refused, a PUT
+# without a tag keeps the tag and sets its annotations, which GET shows as the istag's.
+check_istag_updates()
+{
+    local D=sha256:4444444444444444444444444444444444444444444444444444444444444444 rv code
+    kc create -f - >/dev/null <<EOF || fail "create stream ist"
+apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata: {name: ist}
+spec:
+  tags:
+  - {name: v1, from: {kind: DockerImage, name: "quay.io/x/y:1"}}
+EOF
+    kc create -f - >/dev/null <<EOF || fail "map ist:v1"
+apiVersion: image.openshift.io/v1
+kind: ImageStreamMapping
+metadata: {name: ist}
+tag: v1
+image:
+  metadata: {name: "$D"}
+  dockerImageReference: "quay.io/x/y@$D"
+EOF
+    rv=$(kc get istag ist:v1 -o jsonpath='{.metadata.resourceVersion}')
+    [ -n "$rv" ] || fail "no istag ist:v1"
+    kc annotate is ist touched=1 >/dev/null || fail "annotate ist"
+    code=$(sw_api PUT /apis/image.openshift.io/v1/namespaces/default/imagestreamtags/ist:v1 \
+        -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}' \
+        -d "{\"kind\": \"ImageStreamTag\", \"apiVersion\": \"image.openshift.io/v1\",
+             \"metadata\": {\"name\": \"ist:v1\", \"resourceVersion\": \"$rv\"},
+             \"tag\": {\"name\": \"v1\", \"from\": {\"kind\": \"DockerImage\", \"name\": \"quay.io/x/y:2\"}}}")
+    expect_eq "istag PUT with a stale resourceVersion" 409 "$code"
+    code=$(sw_api PUT /apis/image.openshift.io/v1/namespaces/default/imagestreamtags/ist:v1 \
+        -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}' \
+        -d '{"kind": "ImageStreamTag", "apiVersion": "image.openshift.io/v1",
+             "metadata": {"name": "ist:v1", "annotations": {"team": "blue"}}, "tag": null}')
+    expect_eq "istag PUT without a tag keeps the tag" 200 "$code"
+    expect_eq "the tag kept its source, got the annotation, GET shows it" "quay.io/x/y:1 blue blue" \
+        "$(kc get istag ist:v1 -o jsonpath='{.tag.from.name} {.tag.annotations.team} {.metadata.annotations.team}')"
+}
+
 # Compaction every hour, keeping one revision: it must not run during this test (a wakeup of
 # the compactor by anything but its interval once compacted after every request).
 sw_start_server --image-registry "$REGISTRY" --compact-interval 3600 --compact-keep 1
@@ -455,6 +495,7 @@ check_selectors
 check_delete
 check_namespaces
 check_secret_and_lease
+check_istag_updates
 expect_eq "no compaction before its interval, after $(grep -cE ' (GET|POST|PUT|PATCH|DELETE) .* 20[01] [0-9]+ms$' "$SW_LOG") successful requests" 0 \
     "$(grep -c 'compacted the store' "$SW_LOG")"
 sw_finish
