@@ -1,6 +1,10 @@
 /* image: image.openshift.io/v1 Image, cluster-scoped, named by its manifest digest. */
 #include "kinds/kind.h"
 
+#include "registry/ref.h"
+#include "util/error.h"
+#include "util/json.h"
+
 static void image_ref(const json_t *obj, sw_buf *out)
 {
     sw_column_str(obj, "dockerImageReference", out);
@@ -10,9 +14,25 @@ static const sw_column image_columns[] = {
     {"Image Reference", "string", "The pull spec of the image", 0, image_ref},
 };
 
+/* dockerImageReference must parse as an image reference (OpenShift validates it too). */
+static int image_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    const char *ref = sw_json_str_at(obj, "dockerImageReference");
+    sw_ref parsed;
+    if (ref && *ref && sw_ref_parse(ref, &parsed) < 0)
+        return sw_error_set(SW_EINVALID, "dockerImageReference: Invalid value: \"%.300s\": %s", ref,
+                            sw_error_msg());
+    return 0;
+}
+
 const sw_kind sw_kind_image = {
-    .group = "image.openshift.io", .version = "v1", .kind = "Image", .plural = "images",
-    .singular = "image", .namespaced = false, .name_rule = SW_NAME_PATH_SEGMENT,
+    .group = "image.openshift.io",
+    .version = "v1",
+    .kind = "Image",
+    .plural = "images",
+    .singular = "image",
+    .namespaced = false,
+    .name_rule = SW_NAME_PATH_SEGMENT,
     .schema_text =
         "{\"dockerImageReference\":\"string\",\"dockerImageMetadata\":\"any\","
         "\"dockerImageMetadataVersion\":\"string\",\"dockerImageManifest\":\"string\","
@@ -22,5 +42,7 @@ const sw_kind sw_kind_image = {
         "\"dockerImageConfig\":\"string\",\"dockerImageManifests\":[{\"digest\":\"string\","
         "\"mediaType\":\"string\",\"manifestSize\":\"integer\",\"architecture\":\"string\","
         "\"os\":\"string\",\"variant\":\"string\"}]}",
-    .columns = image_columns, .ncolumns = 1,
+    .columns = image_columns,
+    .ncolumns = 1,
+    .validate = image_validate,
 };

@@ -3,6 +3,8 @@
  * and status.dockerImageRepository computed on every read (§1.2). */
 #include "kinds/imagestream.h"
 
+#include "registry/ref.h"
+
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -113,6 +115,11 @@ static int validate_tag(const json_t *tag, size_t idx)
         const char *fname = sw_json_str_at(from, "name");
         if (!fname || !*fname)
             return sw_error_set(SW_EINVALID, "spec.tags[%s].from.name: Required value", name);
+        sw_ref parsed;
+        if (!strcmp(kind, "DockerImage") && sw_ref_parse(fname, &parsed) < 0)
+            return sw_error_set(SW_EINVALID,
+                                "spec.tags[%s].from.name: Invalid value: \"%.300s\": %s", name,
+                                fname, sw_error_msg());
         if (!strcmp(kind, "ImageStreamImage") && !strchr(fname, '@'))
             return sw_error_set(SW_EINVALID,
                                 "spec.tags[%s].from.name: Invalid value: \"%s\": must be of the "
@@ -171,11 +178,16 @@ static int is_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
                             "longer than 255 characters",
                             name);
     const char *repo = sw_json_str_at(obj, "spec.dockerImageRepository");
+    sw_ref parsed;
     if (repo && (strchr(repo, '@') || (strrchr(repo, ':') && !strchr(strrchr(repo, ':'), '/'))))
         return sw_error_set(SW_EINVALID,
                             "spec.dockerImageRepository: Invalid value: \"%s\": the repository "
                             "name may not contain a tag or digest",
                             repo);
+    if (repo && *repo && sw_ref_parse(repo, &parsed) < 0)
+        return sw_error_set(SW_EINVALID,
+                            "spec.dockerImageRepository: Invalid value: \"%.300s\": %s", repo,
+                            sw_error_msg());
     json_t *tags = sw_json_at(obj, "spec.tags");
     if (tags && !json_is_array(tags) && !json_is_null(tags))
         return sw_error_set(SW_EINVALID, "spec.tags: Invalid value: must be a list");
@@ -203,29 +215,44 @@ static void default_tag(json_t *tag)
 
 /* An ImageStreamImage reference <this stream>@<digest or prefix>: the event in this stream's
  * history with that image is copied (tagReferenceToTagEvent); another stream's is left to the
- * client that wrote it. */
-static void copy_stream_image(json_t *obj, const char *tag, const char *ref, int64_t gen)
+ * client that wrote it. As OpenShift's ResolveImageID, the prefix must name exactly one image:
+ * none or several make the write invalid. */
+static int copy_stream_image(json_t *obj, const char *tag, const char *ref, int64_t gen)
 {
     const char *at = strchr(ref, '@');
     const char *sname = sw_json_str_at(obj, "metadata.name");
+    const char *found = NULL;
+    json_t *match = NULL;
     size_t i, j;
     json_t *st, *ev;
     if (!at || !sname || strlen(sname) != (size_t)(at - ref) || strncmp(ref, sname, strlen(sname)))
-        return;
+        return 0;
     json_array_foreach(sw_json_at(obj, "status.tags"), i, st)
     {
         json_array_foreach(json_object_get(st, "items"), j, ev)
         {
             const char *img = sw_json_str_at(ev, "image");
-            if (img && *img && sw_str_prefix(img, at + 1)) {
-                json_t *copy = json_deep_copy(ev);
-                json_object_set_new(copy, "generation", json_integer(gen));
-                sw_imagestream_add_tag_event(obj, tag, copy);
-                json_decref(copy);
-                return;
-            }
+            if (!img || !*img || !sw_str_prefix(img, at + 1))
+                continue;
+            if (found && strcmp(found, img))
+                return sw_error_set(SW_EINVALID,
+                                    "spec.tags[%s].from.name: Invalid value: \"%.300s\": error "
+                                    "generating tag event: multiple images match the prefix",
+                                    tag, ref);
+            found = img;
+            match = match ? match : ev;
         }
     }
+    if (!match)
+        return sw_error_set(SW_EINVALID,
+                            "spec.tags[%s].from.name: Invalid value: \"%.300s\": error generating "
+                            "tag event: no image of the stream matches",
+                            tag, ref);
+    json_t *copy = json_deep_copy(match);
+    json_object_set_new(copy, "generation", json_integer(gen));
+    sw_imagestream_add_tag_event(obj, tag, copy);
+    json_decref(copy);
+    return 0;
 }
 
 /* OpenShift's tagRefChanged: from (namespace defaulted), reference and importMode, or a
@@ -271,7 +298,7 @@ static void update_changed_tracking(json_t *obj, const json_t *old)
 
 /* tagsChanged: a new or changed reference tag gets its status at once. Same-stream ImageStreamTag
  * references copy the target's newest event; DockerImage references record the pull spec. */
-static void apply_tag_references(json_t *obj, const json_t *old)
+static int apply_tag_references(json_t *obj, const json_t *old)
 {
     size_t i;
     json_t *tag;
@@ -317,10 +344,13 @@ static void apply_tag_references(json_t *obj, const json_t *old)
                 json_decref(ev);
             }
         } else if (sw_str_eq(kind, "ImageStreamImage") && (!fns || !*fns || sw_str_eq(fns, ns))) {
-            copy_stream_image(obj, name, fname, gen);
+            int error = copy_stream_image(obj, name, fname, gen);
+            if (error < 0)
+                return error;
         }
     }
     update_changed_tracking(obj, old);
+    return 0;
 }
 
 /* status.dockerImageRepository is <internal registry>/<ns>/<name>, computed on read; without
@@ -366,9 +396,9 @@ static int is_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
         json_object_set_new(tag, "generation", json_integer(1));
         default_tag(tag);
     }
-    apply_tag_references(obj, NULL);
+    int error = apply_tag_references(obj, NULL);
     store_repository_fallback(obj);
-    return 0;
+    return error;
 }
 
 static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
@@ -402,9 +432,9 @@ static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
         if (tag_ref_changed(tag, prev, ns) || !json_is_integer(g) || json_integer_value(g) == 0)
             json_object_set_new(tag, "generation", json_integer(gen));
     }
-    apply_tag_references(obj, old);
+    int error = apply_tag_references(obj, old);
     store_repository_fallback(obj);
-    return 0;
+    return error;
 }
 
 /* updateObservedGenerationForStatusUpdate: a new items[0] without a generation gets the spec

@@ -4,6 +4,8 @@
  * tags tracking that tag follow, and the status is written with conflict retries. */
 #include "kinds/imagestream.h"
 
+#include "registry/ref.h"
+
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -11,7 +13,8 @@
 
 #include <string.h>
 
-static int ensure_image(sw_objects *o, const json_t *image)
+/* Creates the Image unless it exists (*existed). */
+static int ensure_image(sw_objects *o, const json_t *image, bool *existed)
 {
     json_t *img = json_deep_copy(image);
     json_object_set_new(img, "kind", json_string("Image"));
@@ -19,7 +22,8 @@ static int ensure_image(sw_objects *o, const json_t *image)
     json_object_del(json_object_get(img, "metadata"), "resourceVersion");
     int error = o->create(o, &sw_kind_image, img, NULL);
     json_decref(img);
-    return error == SW_EEXISTS ? 0 : error;
+    *existed = error == SW_EEXISTS;
+    return *existed ? 0 : error;
 }
 
 static int ensure_stream(sw_objects *o, const char *ns, const char *name, json_t **out)
@@ -75,11 +79,27 @@ static int ismapping_create(const sw_kind_ctx *ctx, sw_objects *o, const char *n
         return sw_error_set(SW_EINVALID,
                             "image.metadata.name: Invalid value: must be the image digest "
                             "(sha256:<64 hex>)");
+    sw_ref parsed;
     if (!ref || !*ref)
         return sw_error_set(SW_EINVALID, "image.dockerImageReference: Required value");
+    if (sw_ref_parse(ref, &parsed) < 0)
+        return sw_error_set(SW_EINVALID,
+                            "image.dockerImageReference: Invalid value: \"%.300s\": %s", ref,
+                            sw_error_msg());
     if (!tag || !*tag)
         tag = "latest";
-    int error = ensure_image(o, image);
+    bool existed = false;
+    int error = ensure_image(o, image, &existed);
+    /* A managed image (pushed to the integrated registry) that exists already is pulled
+     * through this stream's own repository from now on, as OpenShift re-points it. */
+    char repointed[700];
+    const char *managed = json_string_value(
+        json_object_get(sw_json_at(image, "metadata.annotations"), "openshift.io/image.managed"));
+    if (existed && sw_str_eq(managed, "true") && ctx && ctx->image_registry &&
+        *ctx->image_registry) {
+        snprintf(repointed, sizeof(repointed), "%s/%s/%s@%s", ctx->image_registry, ns, name, id);
+        ref = repointed;
+    }
     sw_time_format(sw_time_now(), now, sizeof(now));
     json_t *ev = json_pack("{s:s, s:s, s:s}", "created", now, "dockerImageReference", ref,
                            "image", id);

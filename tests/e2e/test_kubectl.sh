@@ -478,6 +478,34 @@ EOF
         "$(kc get istag ist:v1 -o jsonpath='{.tag.from.name} {.tag.annotations.team} {.metadata.annotations.team}')"
 }
 
+# ImageStreamMapping and Image references must parse; a managed image that exists already is
+# pulled through the receiving stream's own repository (OpenShift re-points it).
+check_mapping_rules()
+{
+    local D=sha256:5555555555555555555555555555555555555555555555555555555555555555 i code
+    code=$(sw_api POST /apis/image.openshift.io/v1/namespaces/default/imagestreammappings \
+        -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}' \
+        -d "{\"metadata\": {\"name\": \"mapped\"}, \"tag\": \"v1\",
+             \"image\": {\"metadata\": {\"name\": \"$D\"}, \"dockerImageReference\": \"not a ref!!\"}}")
+    expect_eq "a mapping with an unparsable reference" 422 "$code"
+    code=$(sw_api POST /apis/image.openshift.io/v1/images -H 'Content-Type: application/json' \
+        -o /dev/null -w '%{http_code}' \
+        -d "{\"metadata\": {\"name\": \"$D\"}, \"dockerImageReference\": \"bad ref !!\"}")
+    expect_eq "an Image with an unparsable reference" 422 "$code"
+    for i in ma mb; do
+        code=$(sw_api POST /apis/image.openshift.io/v1/namespaces/default/imagestreammappings \
+            -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}' \
+            -d "{\"metadata\": {\"name\": \"$i\"}, \"tag\": \"v1\",
+                 \"image\": {\"metadata\": {\"name\": \"$D\",
+                   \"annotations\": {\"openshift.io/image.managed\": \"true\"}},
+                   \"dockerImageReference\": \"$REGISTRY/default/ma@$D\"}}")
+        expect_eq "managed mapping into $i" 201 "$code"
+    done
+    expect_eq "the second stream pulls the managed image through its own repository" \
+        "$REGISTRY/default/mb@$D" \
+        "$(kc get is mb -o jsonpath='{.status.tags[0].items[0].dockerImageReference}')"
+}
+
 # Compaction every hour, keeping one revision: it must not run during this test (a wakeup of
 # the compactor by anything but its interval once compacted after every request).
 sw_start_server --image-registry "$REGISTRY" --compact-interval 3600 --compact-keep 1
@@ -496,6 +524,7 @@ check_delete
 check_namespaces
 check_secret_and_lease
 check_istag_updates
+check_mapping_rules
 expect_eq "no compaction before its interval, after $(grep -cE ' (GET|POST|PUT|PATCH|DELETE) .* 20[01] [0-9]+ms$' "$SW_LOG") successful requests" 0 \
     "$(grep -c 'compacted the store' "$SW_LOG")"
 sw_finish

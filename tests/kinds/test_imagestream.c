@@ -250,6 +250,41 @@ static void test_tracking_follows_in_any_order(void **state)
     json_decref(is);
 }
 
+/* An ImageStreamImage reference in spec must name exactly one image of the stream (OpenShift's
+ * ResolveImageID): none, or a prefix that several images share, refuse the write. */
+static void test_stream_image_reference_resolves_one(void **state)
+{
+    json_t *old = load(STREAM);
+    sw_kind_imagestream.prepare_create(&ctx, old);
+    const char *d1 = "sha256:11aa000000000000000000000000000000000000000000000000000000000000";
+    const char *d2 = "sha256:11bb000000000000000000000000000000000000000000000000000000000000";
+    json_t *e1 = json_pack("{s:s, s:s}", "dockerImageReference", "r@x", "image", d1);
+    json_t *e2 = json_pack("{s:s, s:s}", "dockerImageReference", "r@y", "image", d2);
+    sw_imagestream_add_tag_event(old, "2.7", e1);
+    sw_imagestream_add_tag_event(old, "2.7", e2);
+    const char *cases[][2] = {{"ruby@sha256:11", "multiple images"},
+                              {"ruby@sha256:ff", "no image of the stream"},
+                              {"ruby@sha256:11a", NULL}};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *is = json_deep_copy(old);
+        json_array_append_new(sw_json_at(is, "spec.tags"),
+                              json_pack("{s:s, s:{s:s, s:s}}", "name", "pin", "from", "kind",
+                                        "ImageStreamImage", "name", cases[i][0]));
+        int error = sw_kind_imagestream.prepare_update(&ctx, is, old);
+        if (cases[i][1]) {
+            assert_int_equal(error, SW_EINVALID);
+            assert_non_null(strstr(sw_error_msg(), cases[i][1]));
+        } else {
+            assert_int_equal(error, 0);
+            assert_string_equal(sw_json_str_at(head_of(is, "pin"), "image"), d1);
+        }
+        json_decref(is);
+    }
+    json_decref(e1);
+    json_decref(e2);
+    json_decref(old);
+}
+
 static void test_status_update_fills_generation(void **state)
 {
     json_t *is = load(STREAM);
@@ -283,8 +318,18 @@ static void test_validation(void **state)
     json_t *repo = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"dockerImageRepository\":"
                         "\"quay.io/a/b:tag\"}}");
     assert_int_equal(sw_kind_imagestream.validate(&ctx, repo, NULL), SW_EINVALID);
+    /* references must parse as image references (§1.1) */
+    json_t *badref = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"tags\":[{\"name\":\"t\","
+                          "\"from\":{\"kind\":\"DockerImage\",\"name\":\"not a ref!!\"}}]}}");
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, badref, NULL), SW_EINVALID);
+    assert_non_null(strstr(sw_error_msg(), "spec.tags[t].from.name"));
+    json_t *badrepo = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"dockerImageRepository\":"
+                           "\"Not A Repo!!\"}}");
+    assert_int_equal(sw_kind_imagestream.validate(&ctx, badrepo, NULL), SW_EINVALID);
     json_t *ok = load(STREAM);
     assert_int_equal(sw_kind_imagestream.validate(&ctx, ok, NULL), 0);
+    json_decref(badref);
+    json_decref(badrepo);
     json_decref(bad_kind);
     json_decref(sched);
     json_decref(dup);
@@ -321,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_same_stream_reference_copies_event),
         cmocka_unit_test(test_unchanged_reference_not_recopied),
         cmocka_unit_test(test_tracking_follows_in_any_order),
+        cmocka_unit_test(test_stream_image_reference_resolves_one),
         cmocka_unit_test(test_status_update_fills_generation),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_repository_computed_on_read),
