@@ -515,21 +515,24 @@ static int on_build_event(sw_watch_type type, json_t *b, void *payload)
     return 1;
 }
 
-/* Reads the build once: its state into w, its resourceVersion into rv (a watch starts there).
- * A build that is gone counts as deleted. */
-static int wait_look(sw_cli *cli, waited *w, char *rv, size_t n)
+/* Reads the build once, as a list of one (what oc does): its state into w, and the list's
+ * resourceVersion into rv, where a watch starts. The list's is the store's current revision;
+ * the build's own would grow older than the compacted revision while the build sits unchanged,
+ * and every watch from it would answer 410 at once. A build that is gone counts as deleted. */
+static int wait_look(sw_cli *cli, waited *w, const char *selector, char *rv, size_t n)
 {
-    json_t *b = NULL;
-    int error = sw_client_get(cli->client, &sw_cli_res_builds, cli->ns, w->name, &b);
-    if (error == SW_ENOTFOUND) {
-        w->deleted = true;
-        return 0;
-    }
+    json_t *list = NULL;
+    sw_list_opts lo = {.field_selector = selector, .limit = -1};
+    int error = sw_client_list_opts(cli->client, &sw_cli_res_builds, cli->ns, &lo, &list);
     if (error == 0) {
-        sw_strlcpy(rv, sw_json_str_at(b, "metadata.resourceVersion") ?: "", n);
-        on_build_event(SW_WATCH_MODIFIED, b, w);
+        json_t *b = json_array_get(json_object_get(list, "items"), 0);
+        sw_strlcpy(rv, sw_json_str_at(list, "metadata.resourceVersion") ?: "", n);
+        if (b)
+            on_build_event(SW_WATCH_MODIFIED, b, w);
+        else
+            w->deleted = true;
     }
-    json_decref(b);
+    json_decref(list);
     return error;
 }
 
@@ -543,9 +546,9 @@ static int wait_done(sw_cli *cli, const char *name)
     waited w = {.ns = cli->ns, .name = name};
     snprintf(selector, sizeof(selector), "metadata.name=%s", name);
     sw_watch_opts wo = {.field_selector = selector, .resource_version = rv, .no_bookmarks = true};
-    int error = 0, drops = 0;
+    int error = 0, drops = 0, gone = 0;
     for (;;) {
-        error = wait_look(cli, &w, rv, sizeof(rv));
+        error = wait_look(cli, &w, selector, rv, sizeof(rv));
         if (error == 0)
             drops = 0; /* the server answers: only drops in a row count */
         if (error == 0 && !w.phase[0] && !w.deleted)
@@ -555,8 +558,12 @@ static int wait_done(sw_cli *cli, const char *name)
             break;
         if (error == SW_EUNAVAILABLE && ++drops < WAIT_RETRIES)
             usleep(WAIT_RETRY_MS * 1000);
+        else if (error == SW_EGONE && ++gone > 1) /* compacted again at once: do not spin */
+            usleep(WAIT_RETRY_MS * 1000);
         else if (error < 0 && error != SW_EGONE)
             return error;
+        if (error != SW_EGONE)
+            gone = 0;
     }
     if (w.deleted)
         return sw_error_set(SW_ERROR, "build %s/%s was deleted before it finished", cli->ns, name);

@@ -385,6 +385,39 @@ check_wait_deleted()
         "$(cat "$out")"
 }
 
+# --wait on a build that sits unchanged while the store is compacted past its resourceVersion:
+# after the server restarts, the watch resumes from a fresh list's revision. (It re-watched
+# from the build's own, answered 410 at once, and looped: thousands of requests a second.)
+check_wait_compacted()
+{
+    local out=$SW_TMP/wait-compacted.out port=$SW_PORT n
+    restart() {
+        [ -z "${SW_PID:-}" ] || { kill -TERM "$SW_PID"; wait "$SW_PID" 2>/dev/null; }
+        "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$port" --no-controllers \
+            --compact-interval 1 --compact-keep 5 --v=2 >>"$SW_LOG" 2>&1 </dev/null &
+        SW_PID=$!
+        for _ in $(seq 100); do
+            curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" | grep -qx 200 &&
+                return 0
+            sleep 0.1
+        done
+        fail "the server did not come back on port $port"
+    }
+    restart
+    start_bg "$out" df-8 df --wait
+    for n in $(seq 30); do kc create configmap "wc$n" --from-literal=a=b >/dev/null; done
+    sleep 2.5 # compacted past df-8's resourceVersion
+    restart
+    echo "--- restarted for check_wait_compacted" >>"$SW_LOG"
+    sleep 3
+    n=$(sed -n '/^--- restarted for check_wait_compacted/,$p' "$SW_LOG" | grep -c '/builds')
+    [ "$n" -lt 40 ] || fail "start-build --wait sent $n build requests in 3 s after the restart"
+    pass "start-build --wait resumes without spinning after compaction ($n build requests)"
+    phase df-8 Complete
+    wait_exit "$PID" 15 "... and ends when the build completes"
+    expect_eq "... exit 0" 0 "$RC"
+}
+
 # Local inputs that never end or never open: a clear error, not a hang.
 check_odd_files()
 {
@@ -411,5 +444,6 @@ check_logs
 check_cancel
 check_wait_deleted
 check_odd_files
+check_wait_compacted
 sw_finish
 echo "took $(($(date +%s) - START)) s"
