@@ -221,8 +221,16 @@ static int read_ref(const src *s, const char *field, const char *p, char **out, 
 static int read_data(const src *s, const char *field, const char *b64, char **out, size_t *len)
 {
     unsigned char *raw = NULL;
-    size_t n = 0;
-    if (sw_base64_decode(b64, strlen(b64), &raw, &n) < 0)
+    size_t n = 0, k = 0;
+    /* line breaks are skipped, as Go's decoder (and so kubectl) skips them: `base64` wraps */
+    char *flat = sw_strdup(b64);
+    for (const char *p = b64; *p; p++)
+        if (*p != '\n' && *p != '\r')
+            flat[k++] = *p;
+    flat[k] = '\0';
+    int error = sw_base64_decode(flat, k, &raw, &n);
+    sw_free(flat);
+    if (error < 0)
         return sw_error_set(SW_EINVALID, "%s: %s is not valid base64", s->name, field);
     *out = sw_strndup((const char *)raw, n);
     *len = n;
@@ -259,6 +267,12 @@ static int resolve_cluster(const src *s, const json_t *cl, const char *name, sw_
                             s->name, name, v);
     if ((v = str_field(cl, "tls-server-name")))
         kc->tls_server_name = sw_strdup(v);
+    if (kc->insecure &&
+        (str_field(cl, "certificate-authority-data") || str_field(cl, "certificate-authority")))
+        return sw_error_set(SW_EINVALID, /* kubectl refuses it too: which one was meant? */
+                            "%s: cluster %s: specifying a root certificates file with the "
+                            "insecure flag is not allowed",
+                            s->name, name);
     return read_pem(s, cl, "certificate-authority-data", "certificate-authority", &kc->ca,
                     &kc->ca_len);
 }

@@ -148,6 +148,29 @@ static void test_errors(void **state)
                  "clusters:\n- name: c\n  cluster: {server: 'https://h', "
                  "certificate-authority: /nonexistent/ca.crt}\n",
                  NULL, SW_EINVALID, "/nonexistent/ca.crt");
+    /* a CA and insecure-skip-tls-verify: kubectl refuses it rather than guess which was meant
+     * (verification was silently off) */
+    expect_error("current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster: {server: 'https://h', "
+                 "insecure-skip-tls-verify: true, certificate-authority-data: " CA_B64 "}\n",
+                 NULL, SW_EINVALID, "with the insecure flag is not allowed");
+}
+
+/* *-data wrapped by `base64` (76 columns) decodes, as kubectl reads it. */
+static void test_wrapped_base64(void **state)
+{
+    const char yaml[] =
+        "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c}\n"
+        "clusters:\n- name: c\n  cluster:\n    server: https://h\n"
+        "    certificate-authority-data: |\n"
+        "      LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCi0tLS0tRU5EIENFUlRJRklDQVRF\r\n"
+        "      LS0tLS0K\n";
+    sw_kubeconfig *kc = parse_ok(yaml, NULL);
+    size_t n = 0;
+    const char *ca = sw_kubeconfig_ca(kc, &n);
+    assert_int_equal(n, strlen(CA_PEM));
+    assert_memory_equal(ca, CA_PEM, n);
+    sw_kubeconfig_free(kc);
 }
 
 static void test_alias_bomb(void **state)
@@ -309,15 +332,11 @@ static void test_unreachable_server(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_current_context),
-        cmocka_unit_test(test_named_context),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_alias_bomb),
-        cmocka_unit_test(test_load_file),
-        cmocka_unit_test(test_in_cluster),
-        cmocka_unit_test(test_paths),
-        cmocka_unit_test(test_status_mapping),
-        cmocka_unit_test(test_unreachable_server),
+        cmocka_unit_test(test_current_context), cmocka_unit_test(test_named_context),
+        cmocka_unit_test(test_errors),          cmocka_unit_test(test_wrapped_base64),
+        cmocka_unit_test(test_alias_bomb),      cmocka_unit_test(test_load_file),
+        cmocka_unit_test(test_in_cluster),      cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_status_mapping),  cmocka_unit_test(test_unreachable_server),
     };
     return cmocka_run_group_tests_name("client/kubeconfig", tests, NULL, NULL);
 }
