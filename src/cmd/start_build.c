@@ -262,7 +262,9 @@ static int walk(dirtar *d)
     int error = 0;
     struct dirent *de;
     while (error == 0 && (de = readdir(dir))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+        /* .git is left out at any depth, as oc's default --exclude does: it is not build
+         * input, and its config may hold credentials (the server keeps the upload) */
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, ".git"))
             continue;
         size_t saved = d->rel_len;
         error = push_name(d, de->d_name);
@@ -603,7 +605,8 @@ int sw_cmd_start_build(int argc, char **argv)
          .kind = SW_CLI_STRING,
          .value = &o.from_dir,
          .arg = "DIR",
-         .help = "Upload DIR (as a deterministic tar) as the build's binary source."},
+         .help = "Upload DIR (as a deterministic tar, .git left out) as the build's binary "
+                 "source."},
         {.name = "from-file",
          .kind = SW_CLI_STRING,
          .value = &o.from_file,

@@ -418,6 +418,23 @@ check_wait_compacted()
     expect_eq "... exit 0" 0 "$RC"
 }
 
+# --from-dir leaves .git out at any depth (oc's default --exclude): not build input, and its
+# config may hold credentials the server would keep.
+check_git_excluded()
+{
+    local dir=$SW_TMP/withgit
+    mkdir -p "$dir/.git" "$dir/sub/.git"
+    printf 'FROM scratch\nCOPY . /\n' >"$dir/Dockerfile"
+    echo hi >"$dir/sub/a.txt"
+    printf '[remote "origin"]\n\turl = https://user:SECRET@example.com/x.git\n' >"$dir/.git/config"
+    echo ref >"$dir/sub/.git/HEAD"
+    expect_ok "new-build gitx" sw new-build --binary --name=gitx --no-output
+    expect_ok "start-build gitx --from-dir" sw start-build gitx --from-dir="$dir"
+    source_of gitx-1 "$SW_TMP/gitx.tar"
+    expect_eq "the upload has no .git" "Dockerfile sub/ sub/a.txt" \
+        "$(tar -tf "$SW_TMP/gitx.tar" | tr '\n' ' ' | sed 's/ $//')"
+}
+
 # Local inputs that never end or never open: a clear error, not a hang.
 check_odd_files()
 {
@@ -444,6 +461,7 @@ check_logs
 check_cancel
 check_wait_deleted
 check_odd_files
+check_git_excluded
 check_wait_compacted
 sw_finish
 echo "took $(($(date +%s) - START)) s"
