@@ -7,6 +7,8 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 
+#include "apiserver/names.h"
+
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -143,6 +145,8 @@ static int pick_name(nb_opts *o)
     if (o->name) {
         if (strlen(o->name) >= sizeof(o->bc) || !*o->name)
             return sw_error_set(SW_EINVALID, "--name must be 1 to %d characters", NAME_MAX_LEN);
+        if (sw_names_check_label(o->name) < 0) /* a BuildConfig name labels its builds */
+            return sw_error_set(SW_EINVALID, "--name: %s", sw_error_msg());
         sw_strlcpy(o->bc, o->name, sizeof(o->bc));
         return 0;
     }
@@ -297,13 +301,14 @@ static json_t *buildconfig(const nb_opts *o, const char *ns)
                      "dockerStrategy", "output", output_json(o));
 }
 
-/* The output stream, created when it does not exist yet. */
-static int ensure_stream(sw_cli *cli, const nb_opts *o)
+/* The output stream, created unless it exists (*created says which). */
+static int ensure_stream(sw_cli *cli, const nb_opts *o, bool *created)
 {
     const char *ns = o->stream_ns[0] ? o->stream_ns : cli->ns;
     json_t *is = NULL;
     int error = sw_client_get(cli->client, &sw_res_imagestreams, ns, o->stream, &is);
     json_decref(is);
+    *created = false;
     if (error == 0) {
         printf("    imagestream.image.openshift.io \"%s\" already exists, using it\n", o->stream);
         return 0;
@@ -317,6 +322,7 @@ static int ensure_stream(sw_cli *cli, const nb_opts *o)
                    "local", 0);
     error = sw_client_create(cli->client, &sw_res_imagestreams, ns, is, NULL);
     json_decref(is);
+    *created = error == 0;
     if (error == 0)
         printf("    imagestream.image.openshift.io \"%s\" created\n", o->stream);
     return error;
@@ -349,10 +355,19 @@ static int run(sw_cli *cli, const nb_opts *o)
         return error;
     printf("--> Creating resources with label build=%s ...\n", o->bc);
     fflush(stdout);
-    error = o->stream[0] ? ensure_stream(cli, o) : 0;
+    bool stream_created = false;
+    error = o->stream[0] ? ensure_stream(cli, o, &stream_created) : 0;
     if (error == 0) {
         bc = buildconfig(o, cli->ns);
         error = sw_client_create(cli->client, &sw_cli_res_buildconfigs, cli->ns, bc, NULL);
+    }
+    if (error < 0 && stream_created) { /* nothing of a failed new-build stays behind */
+        char msg[1024];
+        sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
+        sw_client_delete(cli->client, &sw_res_imagestreams,
+                         o->stream_ns[0] ? o->stream_ns : cli->ns, o->stream);
+        printf("    imagestream.image.openshift.io \"%s\" deleted again\n", o->stream);
+        sw_error_set(error, "%s", msg);
     }
     if (error == 0) {
         printf("    buildconfig.build.openshift.io \"%s\" created\n", o->bc);

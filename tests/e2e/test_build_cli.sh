@@ -435,6 +435,19 @@ check_git_excluded()
         "$(tar -tf "$SW_TMP/gitx.tar" | tr '\n' ' ' | sed 's/ $//')"
 }
 
+# new-build refuses a bad name before anything is created (usage, exit 2), and a BuildConfig
+# the server refuses takes back the output stream new-build had just created.
+check_new_build_failures()
+{
+    expect_exit "new-build --name=Bad_Name: exit 2" 2 sw new-build --binary --name=Bad_Name --to=nbx:latest
+    expect_contains "... says why" "--name: a lowercase RFC 1123 label" "$OUT"
+    expect_exit "new-build with a refused contextDir: exit 1" 1 \
+        sw new-build --binary --name=nb1 --to=left1:latest --context-dir=../x
+    expect_contains "... the server's reason" "spec.source.contextDir" "$OUT"
+    expect_eq "... and no stream left behind" "" \
+        "$(kc get is -o jsonpath='{range .items[*]}{.metadata.name} {end}' | tr ' ' '\n' | grep -x 'left1\|nbx')"
+}
+
 # Local inputs that never end or never open: a clear error, not a hang.
 check_odd_files()
 {
@@ -461,6 +474,7 @@ check_logs
 check_cancel
 check_wait_deleted
 check_odd_files
+check_new_build_failures
 check_git_excluded
 check_wait_compacted
 sw_finish
