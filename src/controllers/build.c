@@ -8,6 +8,7 @@
 
 #include "controllers/build_process.h"
 #include "kinds/build.h"
+#include "kinds/imagestream.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -384,12 +385,26 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
                            : sw_str_eq(kind, "ImageStreamImage") ? &res_isimages
                                                                  : NULL;
     json_t *obj = NULL;
+    char stream[256], tag[256], spec[1024] = "";
     if (!from || !r)
         return 0; /* no base, or a DockerImage pull spec used as is */
     if (!ns || !*ns)
         ns = sw_json_str_at(build, "metadata.namespace");
-    int error = name && *name ? sw_client_get(ctl->client, r, ns, name, &obj) : SW_ENOTFOUND;
-    const char *ref = sw_json_str_at(obj, "image.dockerImageReference");
+    int error = SW_ENOTFOUND;
+    const char *ref = NULL;
+    if (r == &res_istags && split_istag(name, stream, sizeof(stream), tag, sizeof(tag))) {
+        /* from the stream, as OpenShift's build controller does (LatestTaggedImage): a
+         * reference tag has a pull spec but no image, so no ImageStreamTag to read */
+        error = sw_client_get(ctl->client, &sw_res_imagestreams, ns, stream, &obj);
+        json_t *head =
+            json_array_get(json_object_get(sw_imagestream_status_tag(obj, tag), "items"), 0);
+        if (head)
+            sw_imagestream_pull_spec(obj, tag, head, spec, sizeof(spec));
+        ref = spec;
+    } else if (r == &res_isimages && name && *name) {
+        error = sw_client_get(ctl->client, r, ns, name, &obj);
+        ref = sw_json_str_at(obj, "image.dockerImageReference");
+    }
     if ((error == SW_ENOTFOUND || error == 0) && (!ref || !*ref)) {
         p->wait_reason = "InvalidImageReference";
         snprintf(p->msg, sizeof(p->msg),

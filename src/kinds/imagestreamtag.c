@@ -36,12 +36,14 @@ static json_t *event_image(sw_objects *o, const json_t *stream, const char *tag,
     return img;
 }
 
-/* Builds the ImageStreamTag for tag of stream; NULL when the tag has no image yet. */
+/* Builds the ImageStreamTag for tag of stream; NULL when the tag has no image yet (no event,
+ * or a reference tag's event, which has a pull spec but no image: newISTag's NotFound). */
 json_t *sw_istag_build(const sw_kind_ctx *ctx, sw_objects *o, const json_t *stream, const char *tag)
 {
     json_t *st = sw_imagestream_status_tag(stream, tag);
     json_t *head = json_array_get(json_object_get(st, "items"), 0);
-    if (!head)
+    const char *image = sw_json_str_at(head, "image");
+    if (!head || !image || !*image)
         return NULL;
     char name[600];
     snprintf(name, sizeof(name), "%s:%s", sw_json_str_at(stream, "metadata.name"), tag);

@@ -210,6 +210,17 @@ expect_eq "the build token cannot list secrets" "403" "$(fake cc-1 'o["other"]')
 [ -z "$(ls "$TMPDIR" 2>/dev/null)" ] || fail "per-build directories were left behind"
 pass "per-build directories removed"
 
+# A base from a reference tag (a pull spec, no image: no ImageStreamTag to read) resolves to
+# that pull spec, read from the stream as OpenShift's build controller does.
+run api POST "$IAPI/imagestreams" '{"apiVersion":"image.openshift.io/v1","kind":"ImageStream","metadata":{"name":"refbase"},"spec":{"tags":[{"name":"v1","reference":true,"from":{"kind":"DockerImage","name":"'"$REG"'/elsewhere/img:1"}}]}}'
+expect_eq "a reference tag has no ImageStreamTag" 404 \
+    "$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $SW_TOKEN" "$SW_URL$IAPI/imagestreamtags/refbase:v1")"
+mkbc refb Serial '{}' '{"strategy":{"type":"Docker","dockerStrategy":{"from":{"kind":"ImageStreamTag","name":"refbase:v1"}}}}'
+run api POST "$BAPI/buildconfigs/refb/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"refb"}}'
+wait_phase refb-1 Complete/ 30
+expect_eq "the reference tag's pull spec is the base" "DockerImage $REG/elsewhere/img:1" \
+    "$(bq refb-1 'o["spec"]["strategy"]["dockerStrategy"]["from"]["kind"] + " " + o["spec"]["strategy"]["dockerStrategy"]["from"]["name"]')"
+
 # A BuildConfig deleted and made again under the same name: its old builds stay (nothing
 # collects them), so the new one's generated names must move past theirs, or its ConfigChange
 # build is lost and every instantiate answers 409.
