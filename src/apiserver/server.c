@@ -50,6 +50,7 @@ typedef struct conn_ctx {
     char upload_path[4200];
     uint64_t upload_len;
     int upload_errno; /* the upload could not be stored: why */
+    bool upload;      /* an upload (start_upload), whatever became of its file */
     bool answered;    /* reject_early replied from the headers */
 } conn_ctx;
 
@@ -60,6 +61,7 @@ static void start_upload(sw_apiserver *s, conn_ctx *cc, const char *method, cons
     const char *dir = s->api->kctx.data_dir;
     if (!dir || strcmp(method, "POST") || !sw_str_suffix(url, "/instantiatebinary"))
         return;
+    cc->upload = true;
     snprintf(cc->upload_path, sizeof(cc->upload_path), "%s/uploads", dir);
     if (mkdir(cc->upload_path, 0700) < 0 && errno != EEXIST)
         cc->upload_errno = errno;
@@ -71,6 +73,17 @@ static void start_upload(sw_apiserver *s, conn_ctx *cc, const char *method, cons
     }
 }
 
+/* Closes and removes the upload's file (is_upload stays true). */
+static void upload_drop(conn_ctx *cc)
+{
+    if (cc->upload_fd >= 0)
+        close(cc->upload_fd);
+    cc->upload_fd = -1;
+    if (cc->upload_path[0])
+        unlink(cc->upload_path);
+    cc->upload_path[0] = '\0';
+}
+
 static void upload_write(conn_ctx *cc, const char *data, size_t n)
 {
     cc->upload_len += n;
@@ -80,17 +93,14 @@ static void upload_write(conn_ctx *cc, const char *data, size_t n)
         cc->too_big = too_big;
         if (!too_big)
             cc->upload_errno = w < 0 ? errno : ENOSPC;
-        close(cc->upload_fd);
-        cc->upload_fd = -1;
-        unlink(cc->upload_path);
-        cc->upload_path[0] = '\0';
+        upload_drop(cc);
     }
 }
 
 /* Whether the request is an upload that the server spools to a file (see start_upload). */
 static bool is_upload(const conn_ctx *cc)
 {
-    return cc->upload_fd >= 0 || cc->upload_path[0] || cc->upload_errno;
+    return cc->upload;
 }
 
 static const char *query_cb(void *conn, const char *key)
@@ -256,8 +266,11 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     };
     if (cc->too_big) {
         char msg[96];
-        snprintf(msg, sizeof(msg), "the request body is larger than the %llu-byte limit",
-                 is_upload(cc) ? MAX_UPLOAD : (unsigned long long)SW_API_MAX_BODY);
+        if (is_upload(cc))
+            snprintf(msg, sizeof(msg), "the upload is larger than the %llu-byte limit", MAX_UPLOAD);
+        else
+            snprintf(msg, sizeof(msg), "the request body is larger than the %llu-byte limit",
+                     (unsigned long long)SW_API_MAX_BODY);
         sw_response_error(resp, SW_ELIMIT, msg, NULL, NULL);
     } else if (cc->upload_errno) {
         char msg[160];
@@ -331,6 +344,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         if (auth < 0)
             return reject_early(conn, method, url, cc, auth, sw_error_msg());
         start_upload(s, cc, method, url);
+        /* an upload that says it is too large is refused before its body is sent */
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+        uint64_t len = 0;
+        if (is_upload(cc) && cl && sw_parse_u64(&cl, UINT64_MAX, &len) == 0 && len > MAX_UPLOAD) {
+            char msg[96];
+            upload_drop(cc);
+            snprintf(msg, sizeof(msg), "the upload is larger than the %llu-byte limit", MAX_UPLOAD);
+            return reject_early(conn, method, url, cc, SW_ELIMIT, msg);
+        }
         return MHD_YES;
     }
     if (cc->answered) {

@@ -458,6 +458,14 @@ check_odd_files()
     expect_exit "start-build --from-file on a FIFO: exit 1" 1 \
         timeout 20 "$SLIPWAY" start-build bin --from-file "$SW_TMP/fifo"
     expect_contains "... says it is not a regular file" "not a regular file" "$OUT"
+    # past the server's upload limit: refused from the headers, before the body is sent
+    truncate -s 2100M "$SW_TMP/huge.bin"
+    local t0=$SECONDS
+    expect_exit "start-build --from-file of 2.1 GB: exit 1" 1 \
+        timeout 60 "$SLIPWAY" start-build bin --from-file "$SW_TMP/huge.bin"
+    expect_contains "... names the upload limit" "the upload is larger than the 2147483648-byte limit" "$OUT"
+    [ $((SECONDS - t0)) -lt 20 ] || fail "the oversized upload took $((SECONDS - t0)) s to be refused"
+    rm -f "$SW_TMP/huge.bin"
 }
 
 # No extra server flags: the controllers stay off, the test plays them.
