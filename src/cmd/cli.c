@@ -115,18 +115,24 @@ static int parse_long(const flagset *fs, int argc, char **argv, int *i)
     return set_flag(f, shown, eq ? eq + 1 : NULL, argc, argv, i);
 }
 
+/* "-x", "-x=v", "-xv" (x takes a value) and, as pflag does, bundled booleans: "-Fw" is -F -w,
+ * and the last of a bundle may take a value ("-wn ns"). */
 static int parse_short(const flagset *fs, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    const sw_cli_flag *f = find_short(fs, a[1]);
-    if (!f)
-        return sw_error_set(SW_EINVALID, "unknown shorthand flag: '%c' in %s", a[1], a);
-    char shown[8];
-    snprintf(shown, sizeof(shown), "-%c", a[1]);
-    const char *rest = a[2] == '=' ? a + 3 : a[2] ? a + 2 : NULL;
-    if (rest && f->kind == SW_CLI_BOOL && a[2] != '=')
-        return sw_error_set(SW_EINVALID, "unknown shorthand flag: '%c' in %s", a[2], a);
-    return set_flag(f, shown, rest, argc, argv, i);
+    for (size_t k = 1;; k++) {
+        const sw_cli_flag *f = find_short(fs, a[k]);
+        if (!f)
+            return sw_error_set(SW_EINVALID, "unknown shorthand flag: '%c' in %s", a[k], a);
+        char shown[8];
+        snprintf(shown, sizeof(shown), "-%c", a[k]);
+        const char *rest = a[k + 1] == '=' ? a + k + 2 : a[k + 1] ? a + k + 1 : NULL;
+        if (!rest || f->kind != SW_CLI_BOOL || a[k + 1] == '=')
+            return set_flag(f, shown, rest, argc, argv, i);
+        int error = set_flag(f, shown, NULL, argc, argv, i); /* a boolean, more follow */
+        if (error < 0)
+            return error;
+    }
 }
 
 int sw_cli_parse(sw_cli *cli, const sw_cli_command *cmd, int argc, char **argv)

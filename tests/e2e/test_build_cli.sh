@@ -127,6 +127,10 @@ check_usage()
     expect_exit "new-build --to and --to-docker: exit 2" 2 sw new-build --binary --name=x --to=a:b --to-docker=r/x
     expect_exit "start-build of a missing BuildConfig: exit 1" 1 sw start-build nope
     expect_contains "... with the server's NotFound" 'buildconfigs.build.openshift.io "nope" not found' "$OUT"
+    expect_exit "bundled short flags (-Fw, as pflag takes them) parse: exit 1 on the missing BC" 1 \
+        sw start-build nope -Fw
+    expect_exit "an unknown flag in a bundle: exit 2" 2 sw start-build nope -Fx
+    expect_contains "... names it" "unknown shorthand flag: 'x' in -Fx" "$OUT"
     expect_exit "logs bc/nope: exit 1" 1 sw logs bc/nope
     expect_exit "cancel-build of a missing build: exit 1" 1 sw cancel-build nope-1
     expect_contains "... with the server's NotFound" '"nope-1" not found' "$OUT"
