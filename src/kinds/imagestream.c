@@ -70,8 +70,11 @@ bool sw_imagestream_add_tag_event(json_t *stream, const char *tag, const json_t 
             json_object_del(named, "conditions");
             return true;
         }
-        if (same_ref || same_img) {
+        if (same_ref || same_img) { /* updated in place: it keeps when it was first seen */
+            json_t *created = json_incref(json_object_get(head, "created"));
             json_object_update(head, (json_t *)event);
+            if (created)
+                json_object_set_new(head, "created", created);
             json_object_del(named, "conditions");
             return true;
         }
@@ -367,6 +370,9 @@ static bool is_computed_status(const sw_kind_ctx *ctx, const char *ns, const cha
 
 static void store_repository_fallback(json_t *obj)
 {
+    /* computed on read by OpenShift from its external registry hostname, which slipway does
+     * not have: never stored from a client */
+    json_object_del(json_object_get(obj, "status"), "publicDockerImageRepository");
     const char *spec = sw_json_str_at(obj, "spec.dockerImageRepository");
     json_t *status = json_object_get(obj, "status");
     json_t *next = json_object();

@@ -143,9 +143,20 @@ static void test_add_tag_event(void **state)
     assert_true(sw_imagestream_add_tag_event(is, "t", ev3));
     assert_int_equal(json_array_size(items), 2);
     assert_string_equal(sw_json_str_at(json_array_get(items, 0), "image"), "sha256:b");
+    /* Same image, another pull spec: updated in place, keeping when it was first seen. */
+    json_object_set_new(json_array_get(items, 0), "created", json_string("2026-01-01T00:00:00Z"));
+    json_t *ev4 = json_pack("{s:s, s:s, s:s}", "dockerImageReference", "mirror@sha256:b", "image",
+                            "sha256:b", "created", "2026-06-01T00:00:00Z");
+    assert_true(sw_imagestream_add_tag_event(is, "t", ev4));
+    assert_int_equal(json_array_size(items), 2);
+    assert_string_equal(sw_json_str_at(json_array_get(items, 0), "dockerImageReference"),
+                        "mirror@sha256:b");
+    assert_string_equal(sw_json_str_at(json_array_get(items, 0), "created"),
+                        "2026-01-01T00:00:00Z");
     json_decref(ev1);
     json_decref(ev2);
     json_decref(ev3);
+    json_decref(ev4);
     json_decref(is);
 }
 
@@ -287,6 +298,12 @@ static void test_stream_image_reference_resolves_one(void **state)
 
 static void test_status_update_fills_generation(void **state)
 {
+    /* publicDockerImageRepository is computed by OpenShift, never taken from a client */
+    json_t *pub = load("{\"metadata\":{\"name\":\"s\",\"generation\":1},"
+                       "\"status\":{\"publicDockerImageRepository\":\"z\"}}");
+    assert_int_equal(sw_kind_imagestream.prepare_status_update(&ctx, pub, pub), 0);
+    assert_null(sw_json_at(pub, "status.publicDockerImageRepository"));
+    json_decref(pub);
     json_t *is = load(STREAM);
     sw_kind_imagestream.prepare_create(&ctx, is);
     json_t *ev = json_pack("{s:s, s:s}", "dockerImageReference", "r@sha256:d", "image",
