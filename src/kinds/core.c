@@ -88,12 +88,7 @@ static int secret_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json
 
 static bool same_field(const json_t *a, const json_t *b, const char *field)
 {
-    const json_t *x = json_object_get(a, field), *y = json_object_get(b, field);
-    if (json_is_null(x))
-        x = NULL;
-    if (json_is_null(y))
-        y = NULL;
-    return (!x && !y) || (x && y && json_equal(x, y));
+    return sw_json_same(json_object_get(a, field), json_object_get(b, field));
 }
 
 /* A ConfigMap or Secret marked immutable keeps its data and the mark, as in Kubernetes. */

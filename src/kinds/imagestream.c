@@ -429,7 +429,7 @@ static int is_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
     }
     int64_t gen = 1;
     sw_json_int_at(old, "metadata.generation", &gen);
-    if (!json_equal(sw_json_at(obj, "spec"), sw_json_at(old, "spec")))
+    if (!sw_json_same(sw_json_at(obj, "spec"), sw_json_at(old, "spec")))
         gen++;
     json_array_foreach(sw_json_at(obj, "spec.tags"), i, tag)
     {

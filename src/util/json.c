@@ -193,3 +193,12 @@ void sw_json_del_path(json_t *root, const char *path)
     if (json_is_object(obj))
         json_object_del(obj, dot + 1);
 }
+
+bool sw_json_same(const json_t *a, const json_t *b)
+{
+    if (json_is_null(a))
+        a = NULL;
+    if (json_is_null(b))
+        b = NULL;
+    return (!a && !b) || (a && b && json_equal(a, b));
+}

@@ -27,6 +27,9 @@ int sw_json_dump_buf(const json_t *j, sw_buf *b);
 
 json_t *sw_json_at(const json_t *root, const char *path);
 const char *sw_json_str_at(const json_t *root, const char *path); /* NULL unless a string */
+/* json_equal where a missing value (NULL) and JSON null are equal to each other: jansson's
+ * json_equal(NULL, NULL) is false, which makes "nothing changed" look like a change. */
+bool sw_json_same(const json_t *a, const json_t *b);
 bool sw_json_int_at(const json_t *root, const char *path, int64_t *out);
 bool sw_json_bool_at(const json_t *root, const char *path); /* false unless true */
 /* Gets or creates the object at path (replacing non-objects). Borrowed. */

@@ -134,6 +134,20 @@ static void test_time(void **state)
     assert_string_equal(out, "400d");
 }
 
+static void test_json_same(void **state)
+{
+    json_t *a = json_pack("{s:i}", "x", 1), *b = json_pack("{s:i}", "x", 1), *n = json_null();
+    assert_false(json_equal(NULL, NULL)); /* why sw_json_same exists */
+    assert_true(sw_json_same(NULL, NULL));
+    assert_true(sw_json_same(NULL, n));
+    assert_true(sw_json_same(a, b));
+    assert_false(sw_json_same(a, NULL));
+    assert_false(sw_json_same(n, b));
+    json_decref(a);
+    json_decref(b);
+    json_decref(n);
+}
+
 static void test_json_depth(void **state)
 {
     char deep[300];
@@ -267,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_base64),
         cmocka_unit_test(test_time),
+        cmocka_unit_test(test_json_same),
         cmocka_unit_test(test_json_depth),
         cmocka_unit_test(test_path_clean),
         cmocka_unit_test(test_path_remove_tree),
