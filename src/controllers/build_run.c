@@ -243,6 +243,8 @@ static void supervise(sw_build_controller *ctl, sw_build__runner *r, watch *w)
         }
         if (w->state == SW_BUILD_RUNNING)
             enforce(ctl, r, w, now);
+        else if (w->retrying && w->plen == LOG_CHUNK)
+            w->exit_ms = now; /* not reading: the drain time starts when the server takes it */
         else if (eof || now - w->exit_ms >= EXIT_DRAIN_MS)
             break;
     }

@@ -76,6 +76,8 @@ for i in range(int(env.get("FAKE_LINES", "3"))):
     print("%s says line %d" % (name, i), flush=True)
 print("x" * 300, file=sys.stderr, flush=True)
 time.sleep(float(env.get("FAKE_SLEEP", "0")))
+for i in range(int(env.get("FAKE_TAIL_LINES", "0"))):
+    print("%s tail line %05d" % (name, i), flush=True)
 if env.get("FAKE_DIGEST"):
     code, _ = api("PUT", bpath + "/details",
                   {"status": {"output": {"to": {"imageDigest": env["FAKE_DIGEST"]}}}})
@@ -482,7 +484,7 @@ start_plain
 "$SLIPWAY" controllers --kubeconfig "$SW_DIR/admin.kubeconfig" --v=2 >"$SW_TMP/ctl.log" 2>&1 &
 CTL=$!
 SW_BG_PIDS+=("$CTL")
-mkbc down Serial '{"FAKE_SLEEP":"3"}'
+mkbc down Serial '{"FAKE_SLEEP":"3","FAKE_TAIL_LINES":"5000"}'
 run api POST "$BAPI/buildconfigs/down/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"down"}}'
 wait_phase down-1 Running/ 20
 for _ in $(seq 50); do
@@ -494,8 +496,11 @@ wait "$SW_PID" 2>/dev/null
 sleep 5 # the builder ends (after 3 s) while the server is down
 start_plain
 wait_phase down-1 Complete/ 30
-expect_contains "its last log line arrived after the restart" "down-1 done" \
-    "$(api GET "$BAPI/builds/down-1/log")"
+DOWNLOG=$(api GET "$BAPI/builds/down-1/log")
+expect_contains "its last log line arrived after the restart" "down-1 done" "$DOWNLOG"
+expect_eq "... and the 5,000 lines (100 KB) it wrote while the server was down, in order" \
+    "5000 $(seq -f 'down-1 tail line %05g' 0 4999 | sha256sum | cut -c1-16)" \
+    "$(grep -c 'tail line' <<<"$DOWNLOG") $(grep 'tail line' <<<"$DOWNLOG" | sha256sum | cut -c1-16)"
 kill -TERM "$CTL"
 wait "$CTL" 2>/dev/null
 
