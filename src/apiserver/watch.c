@@ -265,7 +265,7 @@ static void catchup_cb(const sw_store_event *ev, void *payload)
         w->backlog_over = true; /* checked by the caller; nbacklog stays the events held */
         return;
     }
-    sw_wevent *e = sw_wevent_new(w->api, ev);
+    sw_wevent *e = sw_wevent_new(ev);
     if (!e)
         return;
     w->backlog_bytes += e->bytes;

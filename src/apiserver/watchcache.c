@@ -57,9 +57,8 @@ static void key_namespace(const sw_kind *k, const char *key, char **ns_out)
     *ns_out = end ? sw_strndup(p + 1, (size_t)(end - p - 1)) : sw_strdup("");
 }
 
-sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev)
+sw_wevent *sw_wevent_new(const sw_store_event *ev)
 {
-    (void)api;
     const sw_kind *k = sw_api_kind_of_key(ev->key);
     if (!k)
         return NULL;
@@ -207,7 +206,7 @@ static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
 static void on_event(const sw_store_event *ev, void *payload)
 {
     sw_watchcache *c = payload;
-    ring_push(c, ev->rev, sw_wevent_new(c->api, ev));
+    ring_push(c, ev->rev, sw_wevent_new(ev));
 }
 
 int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)

@@ -42,7 +42,7 @@ void sw_watchcache_close(sw_watchcache *c);
 
 /* An event from a store event (also used for catch-up from the store): copies of its bytes,
  * not rendered yet. NULL for a key of no kind. */
-sw_wevent *sw_wevent_new(sw_api *api, const sw_store_event *ev);
+sw_wevent *sw_wevent_new(const sw_store_event *ev);
 /* Renders e's line once (concurrent callers wait for the first); 0, or an error when the
  * stored value does not render (logged once; watchers skip the event). */
 int sw_wevent_render(sw_api *api, sw_wevent *e);

@@ -1,8 +1,6 @@
 /* image: image.openshift.io/v1 Image, cluster-scoped, named by its manifest digest. */
-#include "kinds/kind.h"
+#include "kinds/imagestream.h"
 
-#include "registry/ref.h"
-#include "util/error.h"
 #include "util/json.h"
 
 static void image_ref(const json_t *obj, sw_buf *out)
@@ -18,11 +16,7 @@ static const sw_column image_columns[] = {
 static int image_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
     const char *ref = sw_json_str_at(obj, "dockerImageReference");
-    sw_ref parsed;
-    if (ref && *ref && sw_ref_parse(ref, &parsed) < 0)
-        return sw_error_set(SW_EINVALID, "dockerImageReference: Invalid value: \"%.300s\": %s", ref,
-                            sw_error_msg());
-    return 0;
+    return ref && *ref ? sw_image_ref_check(ref, "dockerImageReference") : 0;
 }
 
 const sw_kind sw_kind_image = {

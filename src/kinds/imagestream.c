@@ -12,6 +12,7 @@
 #include "util/time.h"
 
 #include <stdio.h>
+#include <stdarg.h>
 #include <string.h>
 
 static json_t *find_by(json_t *arr, const char *field, const char *value)
@@ -84,6 +85,20 @@ bool sw_imagestream_add_tag_event(json_t *stream, const char *tag, const json_t 
     return true;
 }
 
+int sw_image_ref_check(const char *ref, const char *field_fmt, ...)
+{
+    sw_ref parsed;
+    char field[300];
+    if (sw_ref_parse(ref, &parsed) == 0)
+        return 0;
+    va_list ap;
+    va_start(ap, field_fmt);
+    vsnprintf(field, sizeof(field), field_fmt, ap);
+    va_end(ap);
+    return sw_error_set(SW_EINVALID, "%s: Invalid value: \"%.300s\": %s", field, ref,
+                        sw_error_msg());
+}
+
 bool sw_imagestream_tag_name_ok(const char *name)
 {
     if (!name || !*name)
@@ -118,11 +133,11 @@ static int validate_tag(const json_t *tag, size_t idx)
         const char *fname = sw_json_str_at(from, "name");
         if (!fname || !*fname)
             return sw_error_set(SW_EINVALID, "spec.tags[%s].from.name: Required value", name);
-        sw_ref parsed;
-        if (!strcmp(kind, "DockerImage") && sw_ref_parse(fname, &parsed) < 0)
-            return sw_error_set(SW_EINVALID,
-                                "spec.tags[%s].from.name: Invalid value: \"%.300s\": %s", name,
-                                fname, sw_error_msg());
+        int error = strcmp(kind, "DockerImage")
+                        ? 0
+                        : sw_image_ref_check(fname, "spec.tags[%s].from.name", name);
+        if (error < 0)
+            return error;
         if (!strcmp(kind, "ImageStreamImage") && !strchr(fname, '@'))
             return sw_error_set(SW_EINVALID,
                                 "spec.tags[%s].from.name: Invalid value: \"%s\": must be of the "
@@ -181,16 +196,13 @@ static int is_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
                             "longer than 255 characters",
                             name);
     const char *repo = sw_json_str_at(obj, "spec.dockerImageRepository");
-    sw_ref parsed;
     if (repo && (strchr(repo, '@') || (strrchr(repo, ':') && !strchr(strrchr(repo, ':'), '/'))))
         return sw_error_set(SW_EINVALID,
                             "spec.dockerImageRepository: Invalid value: \"%s\": the repository "
                             "name may not contain a tag or digest",
                             repo);
-    if (repo && *repo && sw_ref_parse(repo, &parsed) < 0)
-        return sw_error_set(SW_EINVALID,
-                            "spec.dockerImageRepository: Invalid value: \"%.300s\": %s", repo,
-                            sw_error_msg());
+    if (repo && *repo && sw_image_ref_check(repo, "spec.dockerImageRepository") < 0)
+        return SW_EINVALID;
     json_t *tags = sw_json_at(obj, "spec.tags");
     if (tags && !json_is_array(tags) && !json_is_null(tags))
         return sw_error_set(SW_EINVALID, "spec.tags: Invalid value: must be a list");

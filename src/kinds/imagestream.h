@@ -9,6 +9,10 @@ extern const sw_kind sw_kind_imagestream;
 
 /* A tag name: 1-128 of [A-Za-z0-9_.-]. */
 bool sw_imagestream_tag_name_ok(const char *name);
+/* 0 when ref parses as an image reference, else SW_EINVALID naming field (a printf format
+ * with its arguments: "spec.tags[%s].from.name", tag) and the parser's reason. */
+int sw_image_ref_check(const char *ref, const char *field_fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 json_t *sw_imagestream_spec_tag(const json_t *stream, const char *tag);
 json_t *sw_imagestream_status_tag(const json_t *stream, const char *tag);
 /* Adds event (borrowed; copied when inserted) to status tag `tag`; true if the stream changed. */

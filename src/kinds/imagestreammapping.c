@@ -4,8 +4,6 @@
  * tags tracking that tag follow, and the status is written with conflict retries. */
 #include "kinds/imagestream.h"
 
-#include "registry/ref.h"
-
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -79,13 +77,10 @@ static int ismapping_create(const sw_kind_ctx *ctx, sw_objects *o, const char *n
         return sw_error_set(SW_EINVALID,
                             "image.metadata.name: Invalid value: must be the image digest "
                             "(sha256:<64 hex>)");
-    sw_ref parsed;
     if (!ref || !*ref)
         return sw_error_set(SW_EINVALID, "image.dockerImageReference: Required value");
-    if (sw_ref_parse(ref, &parsed) < 0)
-        return sw_error_set(SW_EINVALID,
-                            "image.dockerImageReference: Invalid value: \"%.300s\": %s", ref,
-                            sw_error_msg());
+    if (sw_image_ref_check(ref, "image.dockerImageReference") < 0)
+        return SW_EINVALID;
     if (!tag || !*tag)
         tag = "latest";
     bool existed = false;

@@ -227,6 +227,23 @@ sw_start_server()
     fail "could not find a free port for the server"
 }
 
+# sw_restart_server [FLAGS...]: stops the test server (when running) and starts it again on the
+# same port, data dir and log with FLAGS (no embedded controllers), so that clients holding the
+# kubeconfig (a waiting start-build, a separate `slipway controllers`) reconnect to it.
+sw_restart_server()
+{
+    [ -z "${SW_PID:-}" ] || { kill -TERM "$SW_PID"; wait "$SW_PID" 2>/dev/null; }
+    "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$SW_PORT" --no-controllers "$@" \
+        >>"$SW_LOG" 2>&1 </dev/null &
+    SW_PID=$!
+    for _ in $(seq 100); do
+        curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" | grep -qx 200 &&
+            return 0
+        sleep 0.1
+    done
+    fail "the server did not come back on port $SW_PORT"
+}
+
 # sw_finish: /readyz still 200, then SIGTERM; the server must exit 0 with a clean log.
 # sw_stop_server: checks the server is still ready, stops it with SIGTERM (it must exit within
 # 10 s, with status 0) and checks its log for sanitizer reports.

@@ -394,24 +394,12 @@ check_wait_deleted()
 # from the build's own, answered 410 at once, and looped: thousands of requests a second.)
 check_wait_compacted()
 {
-    local out=$SW_TMP/wait-compacted.out port=$SW_PORT n
-    restart() {
-        [ -z "${SW_PID:-}" ] || { kill -TERM "$SW_PID"; wait "$SW_PID" 2>/dev/null; }
-        "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$port" --no-controllers \
-            --compact-interval 1 --compact-keep 5 --v=2 >>"$SW_LOG" 2>&1 </dev/null &
-        SW_PID=$!
-        for _ in $(seq 100); do
-            curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" | grep -qx 200 &&
-                return 0
-            sleep 0.1
-        done
-        fail "the server did not come back on port $port"
-    }
-    restart
+    local out=$SW_TMP/wait-compacted.out n compacting=(--compact-interval 1 --compact-keep 5 --v=2)
+    sw_restart_server "${compacting[@]}"
     start_bg "$out" df-8 df --wait
     for n in $(seq 30); do kc create configmap "wc$n" --from-literal=a=b >/dev/null; done
     sleep 2.5 # compacted past df-8's resourceVersion
-    restart
+    sw_restart_server "${compacting[@]}"
     echo "--- restarted for check_wait_compacted" >>"$SW_LOG"
     sleep 3
     n=$(sed -n '/^--- restarted for check_wait_compacted/,$p' "$SW_LOG" | grep -c '/builds')

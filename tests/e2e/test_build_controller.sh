@@ -469,18 +469,7 @@ wait_phase orph-1 Error/BuilderLost 15
 # stopped. Its last log line and its phase must arrive after the restart (they used to be
 # dropped after one failed request, and the sweep then called the build lost).
 sw_stop_server
-PORT=$SW_PORT
-start_plain() {
-    "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$PORT" --no-controllers \
-        >>"$SW_LOG" 2>&1 </dev/null &
-    SW_PID=$!
-    for _ in $(seq 100); do
-        curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" | grep -qx 200 && return 0
-        sleep 0.1
-    done
-    fail "the server did not come back on port $PORT"
-}
-start_plain
+sw_restart_server
 "$SLIPWAY" controllers --kubeconfig "$SW_DIR/admin.kubeconfig" --v=2 >"$SW_TMP/ctl.log" 2>&1 &
 CTL=$!
 SW_BG_PIDS+=("$CTL")
@@ -493,8 +482,9 @@ for _ in $(seq 50); do
 done
 kill -TERM "$SW_PID"
 wait "$SW_PID" 2>/dev/null
+SW_PID=
 sleep 5 # the builder ends (after 3 s) while the server is down
-start_plain
+sw_restart_server
 wait_phase down-1 Complete/ 30
 DOWNLOG=$(api GET "$BAPI/builds/down-1/log")
 expect_contains "its last log line arrived after the restart" "down-1 done" "$DOWNLOG"

@@ -21,11 +21,17 @@ static json_t *load(const char *text)
     return j;
 }
 
-static int64_t tag_gen(const json_t *is, const char *tag)
+/* The "generation" of a spec tag or a tag event; -1 when it has none. */
+static int64_t gen_of(const json_t *obj)
 {
     int64_t g = -1;
-    sw_json_int_at(sw_imagestream_spec_tag(is, tag), "generation", &g);
+    sw_json_int_at(obj, "generation", &g);
     return g;
+}
+
+static int64_t tag_gen(const json_t *is, const char *tag)
+{
+    return gen_of(sw_imagestream_spec_tag(is, tag));
 }
 
 #define STREAM                                                                                     \
@@ -188,9 +194,7 @@ static const json_t *head_of(const json_t *is, const char *tag)
 
 static int64_t head_gen(const json_t *is, const char *tag)
 {
-    int64_t g = -1;
-    sw_json_int_at(head_of(is, tag), "generation", &g);
-    return g;
+    return gen_of(head_of(is, tag));
 }
 
 #define TRACKING                                                                                   \
