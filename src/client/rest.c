@@ -465,6 +465,7 @@ static void set_upload(CURL *e, call *k)
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)k->read_len);
     else
         k->headers = curl_slist_append(k->headers, "Transfer-Encoding: chunked");
+    curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 3000L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 60L);
 }
@@ -513,7 +514,10 @@ static int call_setup(sw_client *c, call *k)
         k->headers = curl_slist_append(k->headers, sw_buf_cstr(&b));
     }
     sw_buf_dispose(&b);
-    k->headers = curl_slist_append(k->headers, "Expect:");
+    /* An upload asks first (Expect: 100-continue), so a server that refuses it from its
+     * headers (too large, unauthorized) answers before any of the body is sent: the client
+     * reads that answer instead of failing on a connection closed mid-send. */
+    k->headers = curl_slist_append(k->headers, k->read ? "Expect: 100-continue" : "Expect:");
     if (k->read)
         set_upload(e, k);
     curl_easy_setopt(e, CURLOPT_URL, k->url);

@@ -124,7 +124,8 @@ $3" ;;
 # expect_match WHAT ERE HAYSTACK: some line of HAYSTACK matches the extended regex.
 expect_match()
 {
-    printf '%s\n' "$3" | grep -Eq -- "$2" || fail "$1: expected a line matching /$2/, got:
+    # a here-string, not a pipe: under pipefail, grep -q quitting early kills printf (SIGPIPE)
+    grep -Eq -- "$2" <<<"$3" || fail "$1: expected a line matching /$2/, got:
 $3"
     pass "$1"
 }
@@ -203,8 +204,8 @@ sw_start_server()
         SW_PORT=$port
         SW_URL=https://127.0.0.1:$port
         for _ in $(seq 150); do
-            if curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" 2>/dev/null |
-                grep -qx 200; then
+            if [ "$(curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" \
+                2>/dev/null)" = 200 ]; then
                 break
             fi
             kill -0 "$SW_PID" 2>/dev/null || break
@@ -237,7 +238,7 @@ sw_restart_server()
         >>"$SW_LOG" 2>&1 </dev/null &
     SW_PID=$!
     for _ in $(seq 100); do
-        curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz" | grep -qx 200 &&
+        [ "$(curl -sk --max-time 2 -o /dev/null -w '%{http_code}' "$SW_URL/readyz")" = 200 ] &&
             return 0
         sleep 0.1
     done

@@ -85,6 +85,9 @@ class Server:
     """One `slipway server` process on DIR (a fresh temp dir unless given)."""
 
     def __init__(self, port=None, data_dir=None, args=(), verbose=2, controllers=False):
+        # A port picked here may be taken by someone else before the server binds it: a
+        # start that fails on "address already in use" picks another (fixed ports do not).
+        self.auto_port = port is None
         self.port = port or free_port()
         self.own_dir = data_dir is None
         if data_dir is None:
@@ -107,6 +110,19 @@ class Server:
 
     # -- lifecycle -------------------------------------------------------
     def start(self, timeout=20.0):
+        for attempt in range(5):
+            try:
+                return self._start_once(timeout)
+            except RuntimeError:
+                if not (self.auto_port and self.starts == 1 and attempt < 4 and
+                        "address already in use" in self.log_tail().lower()):
+                    raise
+                self.proc = None
+                self.starts = 0
+                self.port = free_port()
+        raise RuntimeError("unreachable")
+
+    def _start_once(self, timeout):
         if self.proc is not None:
             raise RuntimeError("server already running")
         cmd = [_binary(), "server", "--data-dir", self.dir,

@@ -49,16 +49,17 @@ phase()
 {
     local body
     body=$(printf '{"status":{"phase":"%s","reason":"%s","message":"%s"}}' "$2" "${3:-}" "${4:-}")
-    api PUT "$API/builds/$1/details" -H 'Content-Type: application/json' -d "$body" \
-        -o /dev/null -w '%{http_code}' | grep -qx 200 || fail "details of $1 -> $2"
+    [ "$(api PUT "$API/builds/$1/details" -H 'Content-Type: application/json' -d "$body" \
+        -o /dev/null -w '%{http_code}')" = 200 ] || fail "details of $1 -> $2"
 }
 
 # logline BUILD TEXT: appends TEXT and a newline to the build's log.
 logline()
 {
-    printf '%s\n' "$2" | api POST "$API/builds/$1/log" -H 'Content-Type: text/plain' \
-        --data-binary @- -o /dev/null -w '%{http_code}' | grep -qx '20[01]' ||
-        fail "append to the log of $1"
+    local code
+    code=$(printf '%s\n' "$2" | api POST "$API/builds/$1/log" -H 'Content-Type: text/plain' \
+        --data-binary @- -o /dev/null -w '%{http_code}')
+    [ "$code" = 200 ] || [ "$code" = 201 ] || fail "append to the log of $1 (HTTP $code)"
 }
 
 # source_of BUILD FILE: the uploaded binary, fetched as the builder does (with a build token).
@@ -283,7 +284,7 @@ start_bg()
     PID=$!
     SW_BG_PIDS+=("$PID")
     for _ in $(seq 50); do
-        jp build "$build" '{.metadata.name}' | grep -qx "$build" && break
+        [ "$(jp build "$build" '{.metadata.name}')" = "$build" ] && break
         sleep 0.1
     done
 }
@@ -381,7 +382,7 @@ check_wait_deleted()
     local out=$SW_TMP/wait-deleted.out
     start_bg "$out" df-7 df --wait
     phase df-7 Running
-    api DELETE "$API/builds/df-7" -o /dev/null -w '%{http_code}' | grep -qx 200 ||
+    [ "$(api DELETE "$API/builds/df-7" -o /dev/null -w '%{http_code}')" = 200 ] ||
         fail "delete df-7"
     wait_exit "$PID" 10 "start-build --wait ends when the build is deleted"
     expect_eq "... exit 1" 1 "$RC"

@@ -108,7 +108,7 @@ events()
 wait_log()
 {
     local deadline=$(($(date +%s) + $3))
-    until sw_api GET "$BAPI/builds/$1/log?nowait=true" 2>/dev/null | grep -qF -- "$2"; do
+    until grep -qF -- "$2" <<<"$(sw_api GET "$BAPI/builds/$1/log?nowait=true" 2>/dev/null)"; do
         [ "$(date +%s)" -lt "$deadline" ] || fail "$1: no [$2] in its log after $3 s"
         sleep 0.1
     done
