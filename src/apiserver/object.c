@@ -2,7 +2,7 @@
  * kind shares (uid, timestamps, generation, namespace/name checks). */
 #include "apiserver/object.h"
 
-#include "apiserver/names.h"
+#include "meta/names.h"
 #include "apiserver/objtext.h"
 #include "util/error.h"
 #include "util/json.h"

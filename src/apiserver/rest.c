@@ -469,15 +469,29 @@ static int check_option(const sw_request *req, const char *key, const char *cons
 static int check_write_options(const sw_request *req)
 {
     static const char *const fv[] = {"Ignore", "Warn", "Strict", NULL};
-    static const char *const pp[] = {"Orphan", "Background", "Foreground", NULL};
     const char *d = sw_req_query(req, "dryRun");
     if (d && strcmp(d, "All"))
         return sw_error_set(SW_EBADREQUEST, "Invalid dry run value: \"%.64s\" (only \"All\")", d);
-    int error = check_option(req, "fieldValidation", fv, "\"Ignore\", \"Warn\", \"Strict\"");
-    if (error == 0)
-        error = check_option(req, "propagationPolicy", pp,
-                             "\"Orphan\", \"Background\", \"Foreground\"");
-    return error;
+    /* propagationPolicy and the other DeleteOptions are checked by delete.c (422) */
+    return check_option(req, "fieldValidation", fv, "\"Ignore\", \"Warn\", \"Strict\"");
+}
+
+/* The Kubernetes verb of a request on a stored kind (subresources count as their parent's
+ * get/update/patch). */
+static const char *verb_of(const sw_request *req, const sw_route *rt)
+{
+    const char *m = req->method;
+    if (!strcmp(m, "GET"))
+        return rt->has_name ? "get" : is_watch(req) ? "watch" : "list";
+    if (!strcmp(m, "POST"))
+        return "create";
+    if (!strcmp(m, "PUT"))
+        return "update";
+    if (!strcmp(m, "PATCH"))
+        return "patch";
+    if (!strcmp(m, "DELETE"))
+        return rt->has_name ? "delete" : "deletecollection";
+    return "";
 }
 
 void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
@@ -493,7 +507,11 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
         sw_response_error(resp, SW_EBADREQUEST, sw_error_msg(), NULL, NULL);
         return;
     }
-    if (rt.kind->virt)
+    if (!rt.kind->virt && !rt.subres && !sw_kind_serves(rt.kind, verb_of(req, &rt)))
+        sw_response_error(resp, SW_EMETHOD,
+                          "the server does not allow this method on the requested resource",
+                          rt.kind, NULL);
+    else if (rt.kind->virt)
         sw_rest_virtual(api, req, &rt, resp);
     else if (rt.subres)
         sw_rest_subresource(api, req, &rt, resp);

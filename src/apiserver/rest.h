@@ -1,5 +1,6 @@
 /* rest: the generic REST verbs over kind descriptors. rest.c routes and serves reads (get, list),
- * write.c serves create/update/patch/delete, watch.c serves watches from the watch cache. */
+ * write.c serves create/update/patch, delete.c delete and deletecollection, watch.c serves
+ * watches from the watch cache. */
 #ifndef SW_REST_H
 #define SW_REST_H
 
@@ -37,6 +38,21 @@ void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
 void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 void sw_rest_delete(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+/* DeleteOptions of a DELETE: from its body when it has one, else from the query; dryRun from
+ * either. SW_EBADREQUEST for a malformed body, SW_EINVALID for values Kubernetes rejects. */
+int sw_rest_delete_opts(const sw_request *req, sw_delete_opts *o);
+/* The delete pipeline on one object. *out (new reference) gets what the reply carries: the
+ * object while finalizers hold it or when the kind returns deleted objects, else a Status;
+ * *status the HTTP status (200, or 202 for orphanDependents: false on a held object). */
+int sw_rest_delete_one(sw_api *api, const sw_kind *k, const char *ns, const char *name,
+                       const sw_delete_opts *o, json_t **out, int *status);
+/* sw_rest_delete_one with the kind's default options, for server-side callers. */
+int sw_rest_delete_obj(sw_api *api, const sw_kind *k, const char *ns, const char *name,
+                       bool dry_run);
+/* Removes the stored object at key (expected revision, 0 for any) and runs the kind's removed
+ * hook; obj gets the deletion's resourceVersion. Writes nothing on a dry run. */
+int sw_rest_remove(sw_api *api, const sw_kind *k, const char *key, json_t *obj, int64_t expected,
+                   bool dry_run);
 void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_route *rt,
                                sw_response *resp);
 /* Parses, type-checks and strict-validates a request body for rt's kind. */

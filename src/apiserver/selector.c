@@ -3,7 +3,7 @@
  * unescaper for field selectors following fields/selector.go, and the matchers. */
 #include "apiserver/selector.h"
 
-#include "apiserver/names.h"
+#include "meta/names.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"

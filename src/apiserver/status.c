@@ -88,7 +88,7 @@ json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, co
 
 static json_t *status_of(int code, const char *message, const sw_kind *kind, const char *name)
 {
-    if (code == SW_EINVALID && kind && name && *name)
+    if (code == SW_EINVALID && kind && name)
         return invalid_status(message, kind, name);
     json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
                            "v1", "metadata", "status", "Failure", "message", message, "reason",

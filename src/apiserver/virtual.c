@@ -87,15 +87,7 @@ static int obj_update_status(sw_objects *o, const sw_kind *k, json_t *obj, json_
 
 static int obj_del(sw_objects *o, const sw_kind *k, const char *ns, const char *name)
 {
-    char key[600];
-    int64_t rev;
-    sw_api_key(k, ns, name, key, sizeof(key));
-    if (o->dry_run)
-        return 0;
-    int error = sw_store_delete(api_of(o)->store, key, 0, &rev);
-    if (error == 0 && k->removed)
-        k->removed(&api_of(o)->kctx, ns, name);
-    return error;
+    return sw_rest_delete_obj(api_of(o), k, ns, name, o->dry_run);
 }
 
 static sw_objects *obj_hold(sw_objects *o);

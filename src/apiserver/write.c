@@ -1,9 +1,10 @@
-/* write: the mutating REST verbs — create (generateName, dryRun), update (409 on a stale
- * resourceVersion), patch (merge, JSON, strategic, server-side apply as upsert+merge), delete
- * (preconditions, finalizers, namespace termination) — and strict field validation. */
+/* write: the mutating REST verbs but delete (delete.c) — create (generateName, dryRun), update
+ * (409 on a stale resourceVersion; finalizer rules of an object being deleted), patch (merge,
+ * JSON, strategic, server-side apply as upsert+merge) — and strict field validation. */
 #include "apiserver/rest.h"
 
-#include "apiserver/names.h"
+#include "meta/names.h"
+#include "meta/ownerref.h"
 #include "apiserver/object.h"
 #include "apiserver/patch.h"
 #include "apiserver/schema.h"
@@ -115,7 +116,16 @@ static int check_namespace(const sw_route *rt, json_t *obj)
 
 static int validate_object(sw_api *api, const sw_kind *k, const json_t *obj, const json_t *old)
 {
-    int error = sw_names_check_meta(json_object_get(obj, "metadata"));
+    const json_t *meta = json_object_get(obj, "metadata");
+    int error = sw_names_check_meta(meta);
+    if (error == 0)
+        error = sw_ownerref_validate(json_object_get(meta, "ownerReferences"));
+    if (error == 0)
+        error = sw_finalizers_check_gc(json_object_get(meta, "finalizers"));
+    /* once deletion began, finalizers may go but none may come */
+    if (error == 0 && old && sw_json_at(old, "metadata.deletionTimestamp"))
+        error = sw_finalizers_check_no_new(json_object_get(meta, "finalizers"),
+                                           sw_json_at(old, "metadata.finalizers"));
     if (error == 0 && k->validate)
         error = k->validate(&api->kctx, obj, old);
     if (error == SW_EBADREQUEST)
@@ -241,22 +251,6 @@ void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     json_decref(obj);
 }
 
-/* Deletes the object outright (no finalizers left). */
-static int remove_object(sw_api *api, const sw_request *req, const sw_kind *k, const char *key,
-                         json_t *obj, int64_t expected)
-{
-    int64_t rev = 0;
-    int error = 0;
-    if (!sw_rest_dry_run(req))
-        error = sw_store_delete(api->store, key, expected, &rev);
-    if (error == 0 && rev)
-        sw_object_set_rv(obj, rev);
-    if (error == 0 && rev && k->removed)
-        k->removed(&api->kctx, sw_json_str_at(obj, "metadata.namespace"),
-                   sw_json_str_at(obj, "metadata.name"));
-    return error;
-}
-
 static bool finalizers_empty(const json_t *obj)
 {
     return json_array_size(sw_json_at(obj, "metadata.finalizers")) == 0;
@@ -282,6 +276,11 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
             error = k->prepare_status_update(&api->kctx, obj, old);
         return error;
     }
+    /* deletionTimestamp is the server's: never set through an update, silently kept once set */
+    const char *dts = sw_json_str_at(obj, "metadata.deletionTimestamp");
+    if (dts && !sw_json_at(old, "metadata.deletionTimestamp"))
+        return sw_names_invalid(SW_EINVALID, "metadata.deletionTimestamp", dts,
+                                "field is immutable");
     sw_object_keep_meta(k, obj, old);
     if (k->spec_subresource && !sw_str_eq(sub, k->spec_subresource)) {
         json_t *spec = json_object_get(old, "spec");
@@ -335,8 +334,10 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     sw_object_set_rv(*objp, cur->mod_rev);
     sw_object_decorate(api, k, *objp);
     sw_api_key(k, rt->ns, rt->name, key, sizeof(key));
-    if (sw_json_at(*objp, "metadata.deletionTimestamp") && finalizers_empty(*objp)) {
-        error = remove_object(api, req, k, key, *objp, cur->mod_rev);
+    /* an update that leaves an object being deleted without finalizers deletes it */
+    if (sw_json_at(*objp, "metadata.deletionTimestamp") && finalizers_empty(*objp) &&
+        (!k->removable || k->removable(*objp))) {
+        error = sw_rest_remove(api, k, key, *objp, cur->mod_rev, sw_rest_dry_run(req));
         goto done;
     }
     if (json_equal(*objp, old) || sw_rest_dry_run(req))
@@ -495,206 +496,6 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
     sw_free(st.text);
     json_decref(patch);
     json_decref(result);
-}
-
-typedef struct delete_opts {
-    char uid[64];
-    int64_t rv;
-} delete_opts;
-
-static int parse_delete_opts(const sw_request *req, delete_opts *o)
-{
-    json_t *body = NULL;
-    memset(o, 0, sizeof(*o));
-    if (!req->body_len)
-        return 0;
-    int error = sw_json_parse(req->body, req->body_len, 8, 0, &body);
-    if (error < 0)
-        return error;
-    if (!json_is_object(body)) {
-        json_decref(body);
-        return sw_error_set(SW_EBADREQUEST, "DeleteOptions must be a JSON object");
-    }
-    const char *uid = sw_json_str_at(body, "preconditions.uid");
-    const char *rv = sw_json_str_at(body, "preconditions.resourceVersion");
-    if (uid)
-        sw_strlcpy(o->uid, uid, sizeof(o->uid));
-    if (rv && sw_str_to_i64(rv, &o->rv) < 0)
-        error = sw_error_set(SW_EBADREQUEST, "preconditions.resourceVersion: invalid value %s", rv);
-    json_decref(body);
-    return error;
-}
-
-int sw_rest_delete_namespace_content(sw_api *api, const char *ns);
-
-static int mark_deleting(sw_api *api, const sw_request *req, const sw_route *rt, json_t **objp,
-                         const sw_kv *cur)
-{
-    char now[32];
-    sw_time_format(sw_time_now(), now, sizeof(now));
-    json_t *meta = sw_json_obj_path(*objp, "metadata");
-    if (json_object_get(meta, "deletionTimestamp"))
-        return 0;
-    /* deletionTimestamp is server-owned: write it straight into the stored version. */
-    json_object_set_new(meta, "deletionTimestamp", json_string(now));
-    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
-    if (!strcmp(rt->kind->kind, "Namespace"))
-        sw_json_set_path(*objp, "status.phase", json_string("Terminating"));
-    if (sw_rest_dry_run(req))
-        return 0;
-    char key[600];
-    size_t len;
-    int64_t rev;
-    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
-    char *val = sw_object_encode(*objp, &len);
-    int error = sw_store_update(api->store, key, val, len, cur->mod_rev, &rev);
-    sw_free(val);
-    if (error == 0)
-        sw_object_set_rv(*objp, rev);
-    return error;
-}
-
-static int delete_once(sw_api *api, const sw_request *req, const sw_route *rt, const delete_opts *o,
-                       json_t **objp)
-{
-    sw_kv cur = {0};
-    char key[600];
-    int error = fetch(api, rt, &cur);
-    if (error == 0)
-        error = sw_api_decode(api, rt->kind, cur.value, cur.value_len, cur.mod_rev, objp);
-    if (error < 0)
-        goto done;
-    char res[160];
-    if (o->uid[0] && !sw_str_eq(o->uid, sw_json_str_at(*objp, "metadata.uid"))) {
-        error = sw_error_set(SW_ECONFLICT,
-                             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
-                             "UID in precondition: %s, UID in object meta: %s",
-                             sw_rest_resource(rt->kind, res, sizeof(res)), rt->name, o->uid,
-                             sw_json_str_at(*objp, "metadata.uid"));
-        goto done;
-    }
-    if (o->rv && o->rv != cur.mod_rev) {
-        error = sw_error_set(SW_ECONFLICT,
-                             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
-                             "ResourceVersion in precondition: %lld, ResourceVersion in object "
-                             "meta: %lld",
-                             sw_rest_resource(rt->kind, res, sizeof(res)), rt->name,
-                             (long long)o->rv, (long long)cur.mod_rev);
-        goto done;
-    }
-    bool is_ns = !strcmp(rt->kind->kind, "Namespace");
-    if (!finalizers_empty(*objp) || is_ns)
-        error = mark_deleting(api, req, rt, objp, &cur);
-    if (error < 0 || (!is_ns && !finalizers_empty(*objp)))
-        goto done;
-    if (is_ns && !sw_rest_dry_run(req)) {
-        /* The namespace controller's work, done inline: remove the content, then the namespace
-         * unless metadata.finalizers hold it (it stays Terminating until they are removed). */
-        if ((error = sw_rest_delete_namespace_content(api, rt->name)) < 0 ||
-            !finalizers_empty(*objp))
-            goto done;
-        sw_api_key(rt->kind, NULL, rt->name, key, sizeof(key));
-        int64_t rev;
-        error = sw_store_delete(api->store, key, 0, &rev);
-        goto done;
-    }
-    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
-    error = remove_object(api, req, rt->kind, key, *objp, cur.mod_rev);
-done:
-    sw_kv_dispose(&cur);
-    return error;
-}
-
-void sw_rest_delete(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
-{
-    delete_opts o;
-    json_t *obj = NULL;
-    int error = parse_delete_opts(req, &o);
-    const char *rvq = sw_req_query(req, "preconditions.resourceVersion");
-    if (error == 0 && rvq && sw_str_to_i64(rvq, &o.rv) < 0)
-        error = sw_error_set(SW_EBADREQUEST, "invalid resourceVersion precondition");
-    for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
-        json_decref(obj);
-        obj = NULL;
-        error = delete_once(api, req, rt, &o, &obj);
-        if (error != SW_ECONFLICT || o.rv || o.uid[0])
-            break;
-        error = 0;
-    }
-    if (error < 0)
-        sw_rest_fail(resp, error, rt);
-    else
-        sw_rest_reply_object(resp, req, rt->kind, 200, obj);
-    json_decref(obj);
-}
-
-/* Removes every namespaced object in ns (all kinds). */
-int sw_rest_delete_namespace_content(sw_api *api, const char *ns)
-{
-    size_t nk;
-    const sw_kind *const *kinds = sw_kinds_all(&nk);
-    for (size_t i = 0; i < nk; i++) {
-        if (!kinds[i]->namespaced)
-            continue;
-        char prefix[600];
-        sw_kv_list l = {0};
-        sw_api_key(kinds[i], ns, NULL, prefix, sizeof(prefix));
-        sw_store_list_opts o = {.prefix = prefix};
-        int error = sw_store_list(api->store, &o, &l);
-        for (size_t j = 0; error == 0 && j < l.count; j++) {
-            int64_t rev;
-            const char *name = strrchr(l.items[j].key, '/');
-            error = sw_store_delete(api->store, l.items[j].key, 0, &rev);
-            if (error == 0 && kinds[i]->removed && name)
-                kinds[i]->removed(&api->kctx, ns, name + 1);
-            if (error == SW_ENOTFOUND)
-                error = 0;
-        }
-        sw_kv_list_dispose(&l);
-        if (error < 0)
-            return error;
-    }
-    return 0;
-}
-
-void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_route *rt,
-                               sw_response *resp)
-{
-    sw_selector *labels = NULL, *fields = NULL;
-    char prefix[600];
-    sw_kv_list l = {0};
-    int error = sw_rest_parse_selectors(rt->kind, req, &labels, &fields);
-    sw_api_key(rt->kind, rt->has_ns ? rt->ns : NULL, NULL, prefix, sizeof(prefix));
-    sw_store_list_opts o = {.prefix = prefix};
-    if (error == 0)
-        error = sw_store_list(api->store, &o, &l);
-    for (size_t i = 0; error == 0 && i < l.count; i++) {
-        json_t *obj = NULL;
-        int64_t rev;
-        error = sw_api_decode(api, rt->kind, l.items[i].value, l.items[i].value_len,
-                              l.items[i].mod_rev, &obj);
-        if (error == 0 && sw_selector_match_labels(labels, sw_json_at(obj, "metadata.labels")) &&
-            sw_selector_match_fields(fields, obj) && !sw_rest_dry_run(req)) {
-            error = sw_store_delete(api->store, l.items[i].key, l.items[i].mod_rev, &rev);
-            if (error == 0 && rt->kind->removed)
-                rt->kind->removed(&api->kctx, sw_json_str_at(obj, "metadata.namespace"),
-                                  sw_json_str_at(obj, "metadata.name"));
-        }
-        if (error == SW_ENOTFOUND || error == SW_ECONFLICT)
-            error = 0;
-        json_decref(obj);
-    }
-    if (error < 0) {
-        sw_rest_fail(resp, error, rt);
-    } else {
-        json_t *st = json_pack("{s:s, s:s, s:{}, s:s}", "kind", "Status", "apiVersion", "v1",
-                               "metadata", "status", "Success");
-        sw_response_json(resp, 200, st);
-        json_decref(st);
-    }
-    sw_kv_list_dispose(&l);
-    sw_selector_free(labels);
-    sw_selector_free(fields);
 }
 
 /* ---- entry points for virtual kinds (objects.c) ---- */

@@ -7,7 +7,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 
-#include "apiserver/names.h"
+#include "meta/names.h"
 
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -2,7 +2,7 @@
  * Their strategies are small enough to share a file; each is still its own descriptor. */
 #include "kinds/kind.h"
 
-#include "apiserver/names.h"
+#include "meta/names.h"
 
 #include "util/alloc.h"
 #include "util/error.h"
@@ -15,18 +15,86 @@
 
 /* ---- Namespace ---- */
 
+#define NS_NAME_LABEL "kubernetes.io/metadata.name"
+
+/* Every namespace carries its name as a label (NamespaceDefaultLabelName), so selectors can
+ * name namespaces; clients cannot change or drop it. */
+static void ns_label(json_t *obj)
+{
+    const char *name = sw_json_str_at(obj, "metadata.name");
+    json_t *meta = sw_json_obj_path(obj, "metadata");
+    json_t *labels = json_object_get(meta, "labels");
+    if (!json_is_object(labels)) {
+        labels = json_object();
+        json_object_set_new(meta, "labels", labels);
+    }
+    if (name)
+        json_object_set_new(labels, NS_NAME_LABEL, json_string(name));
+}
+
 static int ns_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 {
     json_t *fin = json_array();
     json_array_append_new(fin, json_string("kubernetes"));
     sw_json_set_path(obj, "spec.finalizers", fin);
     sw_json_set_path(obj, "status.phase", json_string("Active"));
+    ns_label(obj);
+    return 0;
+}
+
+static int ns_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
+{
+    ns_label(obj);
     return 0;
 }
 
 static int ns_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
     return sw_names_check_finalizers("spec.finalizers", sw_json_at(obj, "spec.finalizers"));
+}
+
+/* The namespace registry's Delete: the first DELETE only starts termination (deletionTimestamp,
+ * phase Terminating, the GC finalizers the options ask for); the namespace controller empties
+ * it and removes `kubernetes` from spec.finalizers through /finalize; until then a DELETE
+ * answers with the namespace as it is. Then the generic rules remove it (or leave it to its
+ * metadata.finalizers). */
+static int ns_prepare_delete(const sw_kind_ctx *ctx, json_t *obj, const sw_delete_opts *o)
+{
+    static const char *const kept[] = {"default", "kube-system", "kube-public", NULL};
+    const char *name = sw_json_str_at(obj, "metadata.name");
+    if (sw_str_one_of(name, kept))
+        return sw_error_set(SW_EFORBIDDEN,
+                            "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                            name);
+    json_t *meta = sw_json_obj_path(obj, "metadata");
+    if (!json_object_get(meta, "deletionTimestamp")) {
+        char now[32];
+        json_t *fin = json_object_get(meta, "finalizers");
+        bool orphan = o->orphan_dependents >= 0 ? o->orphan_dependents == 1
+                      : o->policy != SW_PROPAGATE_UNSET
+                          ? o->policy == SW_PROPAGATE_ORPHAN
+                          : sw_finalizers_has(fin, SW_FINALIZER_ORPHAN);
+        bool fg = o->orphan_dependents >= 0 ? o->orphan_dependents == 0
+                  : o->policy != SW_PROPAGATE_UNSET
+                      ? o->policy == SW_PROPAGATE_FOREGROUND
+                      : sw_finalizers_has(fin, SW_FINALIZER_FOREGROUND);
+        json_t *next = sw_finalizers_for_delete(fin, orphan, fg);
+        if (json_array_size(next) || fin)
+            json_object_set(meta, "finalizers", next);
+        json_decref(next);
+        sw_time_format(sw_time_now(), now, sizeof(now));
+        json_object_set_new(meta, "deletionTimestamp", json_string(now));
+        sw_json_set_path(obj, "status.phase", json_string("Terminating"));
+        return SW_DELETE_WRITE;
+    }
+    if (json_array_size(sw_json_at(obj, "spec.finalizers")))
+        return SW_DELETE_KEEP;
+    return SW_DELETE_GENERIC;
+}
+
+static bool ns_removable(const json_t *obj)
+{
+    return json_array_size(sw_json_at(obj, "spec.finalizers")) == 0;
 }
 
 static void ns_status(const json_t *obj, sw_buf *out)
@@ -39,6 +107,9 @@ static const sw_column ns_columns[] = {
 };
 
 static const char *const ns_fields[] = {"status.phase", NULL};
+/* no deletecollection: kube-apiserver does not serve it on namespaces */
+static const char *const ns_verbs[] = {"create", "delete", "get", "list",
+                                       "patch",  "update", "watch", NULL};
 
 const sw_kind sw_kind_namespace = {
     .group = "", .version = "v1", .kind = "Namespace", .plural = "namespaces",
@@ -48,7 +119,9 @@ const sw_kind sw_kind_namespace = {
                    "\"status\":{\"phase\":\"string\",\"conditions\":[\"any\"]}}",
     .field_selectors = ns_fields, .smp = sw_smp_schema_core,
     .columns = ns_columns, .ncolumns = 1, .prepare_create = ns_prepare_create,
-    .validate = ns_validate, .spec_subresource = "finalize",
+    .prepare_update = ns_prepare_update, .validate = ns_validate,
+    .spec_subresource = "finalize", .verbs = ns_verbs, .return_deleted = true,
+    .prepare_delete = ns_prepare_delete, .removable = ns_removable,
 };
 
 /* ---- Secret ---- */
@@ -269,5 +342,5 @@ const sw_kind sw_kind_serviceaccount = {
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"secrets\":[\"any\"],\"imagePullSecrets\":[{\"name\":\"string\"}],"
                    "\"automountServiceAccountToken\":\"boolean\"}",
-    .smp = sw_smp_schema_core, .columns = sa_columns, .ncolumns = 1,
+    .smp = sw_smp_schema_core, .columns = sa_columns, .ncolumns = 1, .return_deleted = true,
 };

@@ -6,10 +6,12 @@
 #define SW_KIND_H
 
 #include "apiserver/patch.h"
+#include "meta/ownerref.h"
 #include "util/buf.h"
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct sw_schema sw_schema;
 typedef struct sw_kind sw_kind;
@@ -28,6 +30,23 @@ typedef struct sw_kind_ctx {
     bool stopping; /* the server is stopping: long waits (build log follows) end (__atomic) */
 } sw_kind_ctx;
 
+/* A DELETE's options, read once from the request (apiserver/delete.c). */
+typedef struct sw_delete_opts {
+    sw_propagation policy; /* propagationPolicy; UNSET when none was given */
+    int orphan_dependents; /* the legacy orphanDependents: -1 unset, 0 false, 1 true */
+    char uid[64];          /* preconditions.uid, "" for none */
+    int64_t rv;            /* preconditions.resourceVersion, 0 for none */
+    bool dry_run;
+    int64_t grace_seconds; /* gracePeriodSeconds, -1 unset (accepted: no kind here is graceful) */
+} sw_delete_opts;
+
+/* What a kind's prepare_delete decided (besides a negative error). */
+enum {
+    SW_DELETE_GENERIC = 0, /* the generic rules go on */
+    SW_DELETE_WRITE = 1,   /* store obj as prepare_delete changed it and answer with it */
+    SW_DELETE_KEEP = 2,    /* answer with obj; nothing is written */
+};
+
 /* Access to stored objects for virtual kinds, implemented by the API server. Objects come back
  * decoded (resourceVersion set, decorated); writes run the stored kind's full strategy. */
 typedef struct sw_objects sw_objects;
@@ -39,6 +58,7 @@ struct sw_objects {
     /* Compare-and-swap on obj's metadata.resourceVersion (SW_ECONFLICT when stale). */
     int (*update)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
     int (*update_status)(sw_objects *o, const sw_kind *k, json_t *obj, json_t **out);
+    /* A DELETE with the kind's default propagation, through the one delete pipeline. */
     int (*del)(sw_objects *o, const sw_kind *k, const char *ns, const char *name);
     /* A copy that stays valid after the request (for streamed replies); free with release. */
     sw_objects *(*hold)(sw_objects *o);
@@ -141,6 +161,19 @@ struct sw_kind {
     /* After a delete of this kind is stored (not on dry runs): for files kept beside the
      * object (a Build's uploaded source and log). Must not block for long. */
     void (*removed)(const sw_kind_ctx *ctx, const char *ns, const char *name);
+    /* Deletion (apiserver/delete.c). gc_default: what a DELETE naming no propagation policy
+     * does to dependents (UNSET: Background, as for most kinds; Orphan for the kinds that
+     * Kubernetes orphans by default). return_deleted: a DELETE that removes the object answers
+     * with it (ReturnDeletedObject) instead of a Status. */
+    sw_propagation gc_default;
+    bool return_deleted;
+    /* Runs first, on the current object (which it may change): SW_DELETE_GENERIC,
+     * SW_DELETE_WRITE or SW_DELETE_KEEP, or a negative error. */
+    int (*prepare_delete)(const sw_kind_ctx *ctx, json_t *obj, const sw_delete_opts *o);
+    /* Whether an object being deleted whose metadata.finalizers are all gone may be removed
+     * (NULL: yes). A Namespace waits for its spec.finalizers too. */
+    bool (*removable)(const json_t *obj);
+
     /* A status string computed on every read and never stored (ImageStream's
      * status.dockerImageRepository): computed_status writes status.<computed_status_key> for
      * the object ns/name into out and returns true, or returns false to leave the stored
@@ -149,8 +182,8 @@ struct sw_kind {
     bool (*computed_status)(const sw_kind_ctx *ctx, const char *ns, const char *name, char *out,
                             size_t n);
 
-    /* Virtual kinds are served by these handlers instead of the store; verbs lists what
-     * discovery advertises (NULL: every verb). */
+    /* Virtual kinds are served by these handlers instead of the store. verbs lists the verbs
+     * served and advertised (NULL: every verb); the router refuses the others with 405. */
     const sw_virtual_ops *virt;
     const char *const *verbs;
 
@@ -163,6 +196,9 @@ struct sw_kind {
 const sw_kind *const *sw_kinds_all(size_t *count);
 const sw_kind *sw_kinds_find(const char *group, const char *version, const char *plural);
 const sw_kind *sw_kinds_find_kind(const char *group, const char *kind);
+/* Whether k serves verb ("get", "list", "watch", "create", "update", "patch", "delete",
+ * "deletecollection"). */
+bool sw_kind_serves(const sw_kind *k, const char *verb);
 /* "apps/v1" or "v1" into buf. */
 const char *sw_kind_api_version(const sw_kind *k, char *buf, size_t n);
 /* The parsed strict schema (parsed once, lazily; NULL when the kind has none). */

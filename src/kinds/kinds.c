@@ -65,6 +65,13 @@ const sw_kind *sw_kinds_find_kind(const char *group, const char *kind)
     return NULL;
 }
 
+bool sw_kind_serves(const sw_kind *k, const char *verb)
+{
+    if (!k->verbs)
+        return true;
+    return sw_str_one_of(verb, k->verbs);
+}
+
 const char *sw_kind_api_version(const sw_kind *k, char *buf, size_t n)
 {
     if (k->group[0])

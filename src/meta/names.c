@@ -1,7 +1,7 @@
 /* names: scanners for Kubernetes names, qualified names and label values, metadata label and
  * annotation checks, and generateName suffixes. Messages follow
  * k8s.io/apimachinery/pkg/util/validation word for word (first failure only). */
-#include "apiserver/names.h"
+#include "meta/names.h"
 
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -2,8 +2,8 @@
  * Checks DNS-1123 labels and subdomains, path-segment names, qualified names (label and annotation
  * keys) and label values with small scanners (no regex), and reports failures in apimachinery's
  * own wording so clients see the messages a real apiserver would give. */
-#ifndef SW_APISERVER_NAMES_H
-#define SW_APISERVER_NAMES_H
+#ifndef SW_META_NAMES_H
+#define SW_META_NAMES_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests for src/apiserver/names: each name checker at its length boundary and with
+/* Unit tests for src/meta/names: each name checker at its length boundary and with
  * invalid characters, metadata labels/annotations, and generateName. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "apiserver/names.h"
+#include "meta/names.h"
 #include "util/error.h"
 
 #include <stdlib.h>
