@@ -18,6 +18,12 @@
 
 #define SHORT_WATCH_MS 1000 /* a watch ending this fast with no event counts as a failure */
 
+typedef struct inf_index {
+    char *name;
+    sw_index_fn fn;
+    json_t *map; /* value -> {key: true} */
+} inf_index;
+
 struct sw_informer {
     sw_client *c;
     sw_resource res; /* strings owned below */
@@ -35,6 +41,8 @@ struct sw_informer {
     pthread_t thread;
     int64_t next_resync_ms;
     int events; /* events seen by the current watch */
+    inf_index idx[SW_INFORMER_MAX_INDEXES]; /* fixed before start; maps guarded by mu */
+    int nidx;
 };
 
 static char *dup_or_null(const char *s)
@@ -78,6 +86,10 @@ void sw_informer_free(sw_informer *inf)
     sw_informer_stop(inf);
     sw_watch_free(inf->watch);
     json_decref(inf->cache);
+    for (int i = 0; i < inf->nidx; i++) {
+        sw_free(inf->idx[i].name);
+        json_decref(inf->idx[i].map);
+    }
     pthread_cond_destroy(&inf->cond);
     pthread_mutex_destroy(&inf->mu);
     sw_free(inf->group);
@@ -139,6 +151,85 @@ static void sleep_unless_stopped(sw_informer *inf, int ms)
     pthread_mutex_unlock(&inf->mu);
 }
 
+/* ---- indexes (under mu) ---- */
+
+static void index_update(sw_informer *inf, const char *key, const json_t *old, const json_t *obj)
+{
+    for (int i = 0; i < inf->nidx; i++) {
+        inf_index *x = &inf->idx[i];
+        json_t *vals = old ? x->fn(old) : NULL, *v;
+        size_t j;
+        json_array_foreach(vals, j, v)
+        {
+            json_t *set = json_object_get(x->map, json_string_value(v));
+            json_object_del(set, key);
+            if (set && !json_object_size(set))
+                json_object_del(x->map, json_string_value(v));
+        }
+        json_decref(vals);
+        vals = obj ? x->fn(obj) : NULL;
+        json_array_foreach(vals, j, v)
+        {
+            const char *val = json_string_value(v);
+            if (!val)
+                continue;
+            json_t *set = json_object_get(x->map, val);
+            if (!set) {
+                set = json_object();
+                json_object_set_new(x->map, val, set);
+            }
+            json_object_set_new(set, key, json_true());
+        }
+        json_decref(vals);
+    }
+}
+
+int sw_informer_add_index(sw_informer *inf, const char *name, sw_index_fn fn)
+{
+    pthread_mutex_lock(&inf->mu);
+    bool late = inf->started || inf->stopping;
+    pthread_mutex_unlock(&inf->mu);
+    if (late)
+        return sw_error_set(SW_EINVALID, "informer %s: index added after start", inf->plural);
+    if (inf->nidx == SW_INFORMER_MAX_INDEXES)
+        return sw_error_set(SW_ELIMIT, "informer %s: more than %d indexes", inf->plural,
+                            SW_INFORMER_MAX_INDEXES);
+    inf->idx[inf->nidx++] = (inf_index){sw_strdup(name), fn, json_object()};
+    return 0;
+}
+
+json_t *sw_informer_by_index(sw_informer *inf, const char *name, const char *value)
+{
+    json_t *out = json_array(), *v;
+    const char *key;
+    pthread_mutex_lock(&inf->mu);
+    for (int i = 0; i < inf->nidx; i++) {
+        if (strcmp(inf->idx[i].name, name))
+            continue;
+        json_object_foreach(json_object_get(inf->idx[i].map, value), key, v)
+        {
+            json_t *o = json_object_get(inf->cache, key);
+            if (o)
+                json_array_append(out, o);
+        }
+    }
+    pthread_mutex_unlock(&inf->mu);
+    return out;
+}
+
+json_t *sw_index_owner_uids(const json_t *obj)
+{
+    json_t *out = json_array(), *ref;
+    size_t i;
+    json_array_foreach(sw_json_at(obj, "metadata.ownerReferences"), i, ref)
+    {
+        const char *uid = sw_json_str_at(ref, "uid");
+        if (uid && *uid)
+            json_array_append_new(out, json_string(uid));
+    }
+    return out;
+}
+
 /* ---- delivery ---- */
 
 static void deliver_add(sw_informer *inf, json_t *obj)
@@ -162,16 +253,34 @@ static void deliver_delete(sw_informer *inf, json_t *obj)
             inf->h[i].on_delete(obj, inf->h[i].payload);
 }
 
+static void deliver_synced(sw_informer *inf)
+{
+    for (int i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_synced)
+            inf->h[i].on_synced(inf->h[i].payload);
+}
+
+static void deliver_list_start(sw_informer *inf)
+{
+    for (int i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_list_start)
+            inf->h[i].on_list_start(inf->h[i].payload);
+}
+
 /* Stores obj under its key and delivers add or update. */
 static void apply_upsert(sw_informer *inf, json_t *obj)
 {
     char *key = sw_informer_key(obj);
     if (!key)
         return;
-    pthread_mutex_lock(&inf->mu);
-    json_t *old = json_incref(json_object_get(inf->cache, key));
-    json_object_set(inf->cache, key, obj);
-    pthread_mutex_unlock(&inf->mu);
+    json_t *old = NULL;
+    if (!inf->opts.lean) {
+        pthread_mutex_lock(&inf->mu);
+        old = json_incref(json_object_get(inf->cache, key));
+        json_object_set(inf->cache, key, obj);
+        index_update(inf, key, old, obj);
+        pthread_mutex_unlock(&inf->mu);
+    }
     if (old)
         deliver_update(inf, old, obj);
     else
@@ -186,6 +295,7 @@ static void apply_delete(sw_informer *inf, json_t *obj)
     if (!key)
         return;
     pthread_mutex_lock(&inf->mu);
+    index_update(inf, key, json_object_get(inf->cache, key), NULL);
     json_object_del(inf->cache, key);
     pthread_mutex_unlock(&inf->mu);
     deliver_delete(inf, obj);
@@ -244,6 +354,11 @@ static void replace_cache(sw_informer *inf, json_t *list)
     pthread_mutex_lock(&inf->mu);
     old = inf->cache;
     inf->cache = fresh;
+    for (int x = 0; x < inf->nidx; x++) {
+        json_decref(inf->idx[x].map);
+        inf->idx[x].map = json_object();
+    }
+    json_object_foreach(fresh, key, item) index_update(inf, key, NULL, item);
     inf->synced = true;
     pthread_cond_broadcast(&inf->cond);
     pthread_mutex_unlock(&inf->mu);
@@ -263,6 +378,36 @@ static void replace_cache(sw_informer *inf, json_t *list)
             deliver_delete(inf, o);
     }
     json_decref(old);
+    deliver_synced(inf);
+}
+
+static int lean_item(const json_t *page, json_t *item, void *payload)
+{
+    sw_informer *inf = payload;
+    if (is_stopping(inf))
+        return sw_error_set(SW_EUNAVAILABLE, "informer %s: stopping", inf->plural);
+    fill_kind((json_t *)page, item);
+    deliver_add(inf, item);
+    return 0;
+}
+
+/* A lean informer's list: page by page to on_add, then on_synced. */
+static int relist_lean(sw_informer *inf, const sw_list_opts *lo)
+{
+    char rv[128] = "";
+    deliver_list_start(inf);
+    int error = sw_client_list_each(inf->c, &inf->res, inf->ns, lo, lean_item, inf, rv, sizeof(rv));
+    if (error < 0)
+        return error;
+    if (!rv[0])
+        return sw_error_set(SW_ERROR, "list of %s has no resourceVersion", inf->plural);
+    set_rv(inf, rv);
+    pthread_mutex_lock(&inf->mu);
+    inf->synced = true;
+    pthread_cond_broadcast(&inf->cond);
+    pthread_mutex_unlock(&inf->mu);
+    deliver_synced(inf);
+    return 0;
 }
 
 static int relist(sw_informer *inf)
@@ -270,6 +415,8 @@ static int relist(sw_informer *inf)
     sw_list_opts lo = {.label_selector = inf->label_selector,
                        .field_selector = inf->field_selector};
     json_t *list = NULL;
+    if (inf->opts.lean)
+        return relist_lean(inf, &lo);
     int error = sw_client_list_opts(inf->c, &inf->res, inf->ns, &lo, &list);
     if (error < 0)
         return error;
@@ -279,6 +426,7 @@ static int relist(sw_informer *inf)
         return sw_error_set(SW_ERROR, "list of %s has no resourceVersion", inf->plural);
     }
     set_rv(inf, rv);
+    deliver_list_start(inf);
     replace_cache(inf, list);
     json_decref(list);
     if (inf->opts.resync_ms > 0 && !inf->next_resync_ms)

@@ -24,6 +24,11 @@ typedef struct sw_informer_handlers {
     /* obj is the last state known (from the DELETED event, or the cache after a re-list). */
     void (*on_delete)(json_t *obj, void *payload);
     void *payload;
+    /* After every (re)list has been delivered. A lean informer's consumer drops here what it
+     * kept of objects the list no longer held (see sw_informer_opts.lean). */
+    void (*on_synced)(void *payload);
+    /* Before a (re)list's first object is delivered (a lean consumer starts a new generation). */
+    void (*on_list_start)(void *payload);
 } sw_informer_handlers;
 
 typedef struct sw_informer_opts {
@@ -34,6 +39,11 @@ typedef struct sw_informer_opts {
     int watch_timeout_s;        /* per watch request; 0: 300 */
     int backoff_initial_ms;     /* first retry delay after a failure; 0: 200 */
     int backoff_max_ms;         /* retry delay cap; 0: 30000 */
+    /* No cache, for a consumer that keeps its own compact state (the garbage collector's
+     * graph): lists are read page by page; every object listed (a re-list's included) or
+     * added or modified by the watch goes to on_add, each deletion to on_delete, and on_synced
+     * follows every list. get, list, size and indexes are empty. */
+    bool lean;
 } sw_informer_opts;
 
 #define SW_INFORMER_MAX_HANDLERS 4
@@ -65,6 +75,21 @@ json_t *sw_informer_list(sw_informer *inf);
 size_t sw_informer_size(sw_informer *inf);
 /* The resourceVersion the next watch starts from (copied into out), "" before the first list. */
 void sw_informer_resource_version(sw_informer *inf, char *out, size_t n);
+
+/* An index function: the index values of obj (a new array of strings; NULL or empty for
+ * none). Runs under the informer's lock: it must only read obj. */
+typedef json_t *(*sw_index_fn)(const json_t *obj);
+
+#define SW_INFORMER_MAX_INDEXES 4
+
+/* Adds an index (client-go's Indexer), only before start: objects are findable by every value
+ * fn gives them. SW_ELIMIT past SW_INFORMER_MAX_INDEXES. */
+int sw_informer_add_index(sw_informer *inf, const char *name, sw_index_fn fn);
+/* The cached objects whose index name holds value: a new array of references (empty for an
+ * unknown index or value). Thread-safe. */
+json_t *sw_informer_by_index(sw_informer *inf, const char *name, const char *value);
+/* Index functions shared by controllers: the uids of metadata.ownerReferences. */
+json_t *sw_index_owner_uids(const json_t *obj);
 
 /* client-go's MetaNamespaceKeyFunc: "ns/name", or "name" without a namespace. sw_malloc'd,
  * NULL when the object has no metadata.name. */

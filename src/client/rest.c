@@ -842,6 +842,65 @@ int sw_client_list_opts(sw_client *c, const sw_resource *r, const char *ns,
     return 0;
 }
 
+int sw_client_list_each(sw_client *c, const sw_resource *r, const char *ns,
+                        const sw_list_opts *opts, sw_client_item_fn fn, void *payload, char *rv,
+                        size_t rv_len)
+{
+    sw_list_opts o = opts ? *opts : (sw_list_opts){0};
+    int64_t limit = o.limit > 0 ? o.limit : 500;
+    int error = 0;
+    /* A continue token that expired (compaction) starts the list again once from the top:
+     * fn sees some items twice, never a list that mixes two revisions silently. */
+    for (int round = 0; round < 2; round++) {
+        char *cont = NULL;
+        bool first = true;
+        do {
+            json_t *page = NULL, *item;
+            size_t i;
+            if ((error = list_page(c, r, ns, &o, limit, cont, &page)) < 0)
+                break;
+            if (first && rv)
+                sw_strlcpy(rv, sw_json_str_at(page, "metadata.resourceVersion") ?: "", rv_len);
+            first = false;
+            json_array_foreach(json_object_get(page, "items"), i, item)
+            {
+                if ((error = fn(page, item, payload)) < 0)
+                    break;
+            }
+            const char *tok = sw_json_str_at(page, "metadata.continue");
+            sw_free(cont);
+            cont = error == 0 && tok && *tok ? sw_strdup(tok) : NULL;
+            json_decref(page);
+        } while (cont);
+        sw_free(cont);
+        if (error != SW_EGONE || first)
+            break;
+    }
+    return error;
+}
+
+int sw_client_delete_opts(sw_client *c, const sw_resource *r, const char *ns, const char *name,
+                          const char *policy, const char *uid, const char *rv, json_t **out)
+{
+    json_t *opts = json_object(), *pre = json_object();
+    if (policy && *policy)
+        json_object_set_new(opts, "propagationPolicy", json_string(policy));
+    if (uid && *uid)
+        json_object_set_new(pre, "uid", json_string(uid));
+    if (rv && *rv)
+        json_object_set_new(pre, "resourceVersion", json_string(rv));
+    if (json_object_size(pre))
+        json_object_set(opts, "preconditions", pre);
+    json_decref(pre);
+    sw_buf p = SW_BUF_INIT(URL_MAX);
+    int error = object_path(c, &p, r, obj_ns(c, ns, NULL), name ? name : "", NULL);
+    if (error == 0)
+        error = json_call(c, "DELETE", sw_buf_cstr(&p), opts, NULL, NULL, out);
+    sw_buf_dispose(&p);
+    json_decref(opts);
+    return error;
+}
+
 int sw_client_list(sw_client *c, const sw_resource *r, const char *ns, const char *label_selector,
                    json_t **out)
 {

@@ -72,6 +72,15 @@ int sw_client_list(sw_client *c, const sw_resource *r, const char *ns, const cha
                    json_t **out);
 int sw_client_list_opts(sw_client *c, const sw_resource *r, const char *ns,
                         const sw_list_opts *opts, json_t **out);
+/* Gets one listed item (borrowed, as are the page and its metadata); 0 goes on, a negative
+ * SW_E* code stops the list with it. */
+typedef int (*sw_client_item_fn)(const json_t *page, json_t *item, void *payload);
+/* The List page by page (limit: opts->limit, else 500), each item handed to fn as it comes,
+ * so a long list is never held whole. rv (may be NULL) gets the first page's resourceVersion.
+ * A continue token that expired (410) restarts the list once from the top. */
+int sw_client_list_each(sw_client *c, const sw_resource *r, const char *ns,
+                        const sw_list_opts *opts, sw_client_item_fn fn, void *payload, char *rv,
+                        size_t rv_len);
 int sw_client_create(sw_client *c, const sw_resource *r, const char *ns, const json_t *obj,
                      json_t **out);
 /* PUT of obj (named by its metadata.name). Its metadata.resourceVersion, if any, is the
@@ -88,6 +97,12 @@ int sw_client_patch_sub(sw_client *c, const sw_resource *r, const char *ns, cons
                         const char *sub, const char *patch_type, const json_t *patch, json_t **out);
 /* DELETE with propagationPolicy Background (kubectl's default). */
 int sw_client_delete(sw_client *c, const sw_resource *r, const char *ns, const char *name);
+/* DELETE with a propagation policy ("Orphan", "Background", "Foreground"; NULL or "": the
+ * server's default for the kind) and uid and resourceVersion preconditions (NULL or "": none;
+ * a mismatch is SW_ECONFLICT). *out (may be NULL) gets the reply: the object while finalizers
+ * hold it, else a Status or the deleted object. */
+int sw_client_delete_opts(sw_client *c, const sw_resource *r, const char *ns, const char *name,
+                          const char *policy, const char *uid, const char *rv, json_t **out);
 
 /* Any request; path_and_query starts with '/'. body may be NULL; content_type NULL means
  * application/json. *status (may be NULL) gets the HTTP status, 0 if none was received. On

@@ -17,7 +17,7 @@
 int sw_cmd_controllers(int argc, char **argv)
 {
     const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "",
-               *max_builds = "0";
+               *max_builds = "0", *enabled = "*";
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
          "Minimum time between two scheduled imports of a tag (default 900).", NULL},
@@ -28,12 +28,19 @@ int sw_cmd_controllers(int argc, char **argv)
         {"max-running-builds", 0, SW_CLI_STRING, &max_builds, "N",
          "Builders running at once (default 2 per CPU, at least 4); further builds wait in New.",
          NULL},
+        {"controllers", 0, SW_CLI_STRING, &enabled, "LIST",
+         "The controllers to run: a comma list of import, build, garbagecollector, namespace; * "
+         "for the default set, -NAME to leave one out. In the default set garbagecollector and "
+         "namespace run only against a slipway server (a cluster's kube-controller-manager does "
+         "their work).",
+         NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},
     };
     const sw_cli_command cmd = {
         "controllers", "",
-        "Runs the image import and build controllers against the API server the kubeconfig "
+        "Runs slipway's controllers (image import, builds, and against a slipway server the "
+        "garbage collector and the namespace controller) against the API server the kubeconfig "
         "names, until SIGINT or SIGTERM. `slipway server` embeds the same controllers unless "
         "started with --no-controllers.",
         "  slipway controllers --kubeconfig data/admin.kubeconfig\n", flags,
@@ -50,6 +57,8 @@ int sw_cmd_controllers(int argc, char **argv)
                                   "--max-running-builds and --v take positive numbers");
         return sw_cli_usage_error(&cli);
     }
+    if (sw_controllers_check(enabled) < 0)
+        return sw_cli_usage_error(&cli);
     sw_log_set_verbosity((int)v);
     sigset_t set;
     sigemptyset(&set);
@@ -75,6 +84,7 @@ int sw_cmd_controllers(int argc, char **argv)
     }
     sw_controllers *c = NULL;
     sw_controllers_opts o = {.kubeconfig = kc,
+                             .enabled = enabled,
                              .import = {.scheduled_interval_s = (int)iv,
                                         .max_scheduled_per_minute = (int)pm},
                              .build = {.insecure_registries = list, .max_running = (int)mb}};

@@ -41,6 +41,7 @@ typedef struct server_flags {
     size_t ninsecure;
     const char *notify_token_file;
     bool no_controllers;
+    const char *controllers; /* --controllers, NULL: "*" */
     int64_t registry_conns;
     int64_t scheduled_interval;
     int64_t scheduled_per_minute;
@@ -77,7 +78,12 @@ static void usage(FILE *f)
         "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
         "  --max-running-builds N      builders running at once (default 2 per CPU, at least 4);\n"
         "                              further builds wait in New\n"
-        "  --no-controllers            serve the API only (run `slipway controllers` elsewhere)\n"
+        "  --controllers LIST          the embedded controllers to run: a comma list of import,\n"
+        "                              build, garbagecollector, namespace; * for all (the\n"
+        "                              default), -NAME to leave one out\n"
+        "  --no-controllers            serve the API only (run `slipway controllers` elsewhere);\n"
+        "                              objects then keep their deletion finalizers and a deleted\n"
+        "                              namespace stays Terminating until controllers run\n"
         "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without "
         "fsync\n"
         "                              per commit (survives a process crash, not a power loss)\n"
@@ -125,6 +131,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             f->anonymous = true;
         } else if (!strcmp(argv[i], "--no-controllers")) {
             f->no_controllers = true;
+        } else if ((v = flag_value(argc, argv, &i, "--controllers"))) {
+            if (sw_controllers_check(v) < 0)
+                return SW_EINVALID;
+            f->controllers = v;
         } else if ((v = flag_value(argc, argv, &i, "--registry-connections"))) {
             if (sw_str_to_i64(v, &f->registry_conns) < 0 || f->registry_conns < 1 ||
                 f->registry_conns > 256)
@@ -296,12 +306,13 @@ static int run(server_flags *f)
         goto done;
     if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
         goto done;
-    if (!f->no_controllers) {
+    if (!f->no_controllers && !(f->controllers && !*f->controllers)) {
         /* The embedded controllers are API clients of this server, like any other. */
         char kcpath[4200];
         snprintf(kcpath, sizeof(kcpath), "%s/admin.kubeconfig", f->data_dir);
         sw_controllers_opts co = {
             .kubeconfig = kcpath,
+            .enabled = f->controllers,
             .import = {.scheduled_interval_s = (int)f->scheduled_interval,
                        .max_scheduled_per_minute = (int)f->scheduled_per_minute},
             .build = {.insecure_registries = f->insecure,

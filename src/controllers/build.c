@@ -199,7 +199,7 @@ void sw_build__runner_done(sw_build_controller *ctl, sw_build__runner *r)
     pthread_mutex_unlock(&ctl->mu);
     const char *key;
     json_t *v;
-    json_object_foreach(waiting, key, v) sw_workqueue_add(ctl->queue, key);
+    json_object_foreach(waiting, key, v) sw_controller_enqueue(ctl->loop, key);
     json_decref(waiting);
     pthread_mutex_lock(&ctl->mu);
     ctl->requeuing--;
@@ -1058,38 +1058,20 @@ static int sync_build(sw_build_controller *ctl, const char *ns, const char *name
     return error;
 }
 
-static void process(sw_build_controller *ctl, const char *key)
+static int reconcile(void *arg, const char *key)
 {
+    sw_build_controller *ctl = arg;
     char ns[256], name[256];
     const char *slash = strlen(key) > 2 && key[1] == ':' ? strchr(key + 2, '/') : NULL;
     bool wait = false;
-    if (!slash || (size_t)(slash - key - 2) >= sizeof(ns)) {
-        sw_workqueue_forget(ctl->queue, key);
-        return;
-    }
+    if (!slash || (size_t)(slash - key - 2) >= sizeof(ns))
+        return 0;
     memcpy(ns, key + 2, (size_t)(slash - key - 2));
     ns[slash - key - 2] = '\0';
     sw_strlcpy(name, slash + 1, sizeof(name));
     int error =
         key[0] == 'c' ? sync_config(ctl, ns, name, &wait) : sync_build(ctl, ns, name, &wait);
-    if (error < 0)
-        sw_log(SW_LOG_WARN, "build controller: %s/%s: %s (retrying)", ns, name, sw_error_msg());
-    if (error < 0 || wait)
-        sw_workqueue_add_rate_limited(ctl->queue, key);
-    else
-        sw_workqueue_forget(ctl->queue, key);
-}
-
-static void *worker_main(void *arg)
-{
-    sw_build_controller *ctl = arg;
-    char *key;
-    while (sw_workqueue_get(ctl->queue, &key) == 0) {
-        process(ctl, key);
-        sw_workqueue_done(ctl->queue, key);
-        sw_free(key);
-    }
-    return NULL;
+    return error < 0 ? error : wait ? SW_RECONCILE_BACKOFF : 0;
 }
 
 /* ---- informer handlers ---- */
@@ -1098,7 +1080,7 @@ static void enqueue_config(sw_build_controller *ctl, const char *ns, const char 
 {
     char key[600];
     snprintf(key, sizeof(key), "c:%s/%s", ns ? ns : "", name ? name : "");
-    sw_workqueue_add(ctl->queue, key);
+    sw_controller_enqueue(ctl->loop, key);
 }
 
 static void build_changed(json_t *old, json_t *obj, void *payload)
@@ -1110,7 +1092,7 @@ static void build_changed(json_t *old, json_t *obj, void *payload)
         sw_build_phase_terminal(sw_build__phase(obj)))
         return;
     sw_build__queue_key(obj, key, sizeof(key));
-    sw_workqueue_add(ctl->queue, key);
+    sw_controller_enqueue(ctl->loop, key);
 }
 
 static void build_added(json_t *obj, void *payload)
@@ -1143,30 +1125,40 @@ static void config_added(json_t *obj, void *payload)
     config_changed(NULL, obj, payload);
 }
 
-/* Whether ref (an ImageStreamTag/Image reference seen from namespace ns) names stream ns/is. */
-static bool refers_to(const json_t *ref, const char *dflt_ns, const char *ns, const char *is)
+/* Appends "ns/stream" for ref (an ImageStreamTag or ImageStreamImage reference seen from
+ * namespace dflt_ns) to out. */
+static void add_stream_of(json_t *out, const json_t *ref, const char *dflt_ns)
 {
     const char *kind = sw_json_str_at(ref, "kind"), *name = sw_json_str_at(ref, "name");
     const char *rns = sw_json_str_at(ref, "namespace");
     if (!name || !(sw_str_eq(kind, "ImageStreamTag") || sw_str_eq(kind, "ImageStreamImage")))
-        return false;
-    size_t n = strcspn(name, ":@");
-    return sw_str_eq(rns && *rns ? rns : dflt_ns, ns) && strlen(is) == n && !strncmp(name, is, n);
+        return;
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%.*s", rns && *rns ? rns : dflt_ns ? dflt_ns : "",
+             (int)strcspn(name, ":@"), name);
+    json_array_append_new(out, json_string(key));
 }
 
-static bool config_refers(const json_t *config, const char *ns, const char *is)
+/* Index "stream" of BuildConfigs: the streams a config follows (its base and the streams of its
+ * ImageChange triggers), as "ns/name". */
+static json_t *config_streams(const json_t *config)
 {
     const char *cns = sw_json_str_at(config, "metadata.namespace");
+    json_t *out = json_array(), *t;
     size_t i;
-    json_t *t;
-    if (refers_to(sw_json_at(config, "spec.strategy.dockerStrategy.from"), cns, ns, is))
-        return true;
+    add_stream_of(out, sw_json_at(config, "spec.strategy.dockerStrategy.from"), cns);
     json_array_foreach(sw_json_at(config, "spec.triggers"), i, t)
-    {
-        if (refers_to(sw_json_at(t, "imageChange.from"), cns, ns, is))
-            return true;
-    }
-    return false;
+        add_stream_of(out, sw_json_at(t, "imageChange.from"), cns);
+    return out;
+}
+
+/* Index "stream" of Builds: the stream of a build's base. */
+static json_t *build_stream(const json_t *build)
+{
+    json_t *out = json_array();
+    add_stream_of(out, sw_json_at(build, "spec.strategy.dockerStrategy.from"),
+                  sw_json_str_at(build, "metadata.namespace"));
+    return out;
 }
 
 /* A stream changed: configs that follow it, and New builds waiting for it. */
@@ -1175,31 +1167,27 @@ static void stream_changed(json_t *old, json_t *obj, void *payload)
     sw_build_controller *ctl = payload;
     const char *ns = sw_json_str_at(obj, "metadata.namespace");
     const char *is = sw_json_str_at(obj, "metadata.name");
-    json_t *list = sw_informer_list(ctl->configs), *x;
-    size_t i;
     char key[600];
+    size_t i;
+    json_t *x;
     if (!ns || !is ||
         (old && old != obj &&
          json_equal(json_object_get(old, "status"), json_object_get(obj, "status"))))
-        goto done;
+        return;
+    snprintf(key, sizeof(key), "%s/%s", ns, is);
+    json_t *list = sw_informer_by_index(ctl->configs, "stream", key);
     json_array_foreach(list, i, x)
-    {
-        if (config_refers(x, ns, is))
-            enqueue_config(ctl, sw_json_str_at(x, "metadata.namespace"),
-                           sw_json_str_at(x, "metadata.name"));
-    }
+        enqueue_config(ctl, sw_json_str_at(x, "metadata.namespace"),
+                       sw_json_str_at(x, "metadata.name"));
     json_decref(list);
-    list = sw_informer_list(ctl->builds);
+    list = sw_informer_by_index(ctl->builds, "stream", key);
     json_array_foreach(list, i, x)
     {
-        if (sw_str_eq(sw_build__phase(x), "New") &&
-            refers_to(sw_json_at(x, "spec.strategy.dockerStrategy.from"),
-                      sw_json_str_at(x, "metadata.namespace"), ns, is)) {
+        if (sw_str_eq(sw_build__phase(x), "New")) {
             sw_build__queue_key(x, key, sizeof(key));
-            sw_workqueue_add(ctl->queue, key);
+            sw_controller_enqueue(ctl->loop, key);
         }
     }
-done:
     json_decref(list);
 }
 
@@ -1232,7 +1220,7 @@ static int make_strategy(sw_build_controller *ctl, const sw_build_controller_opt
     return sw_build_process_strategy_new(&ctl->strategy, &po);
 }
 
-static int make_informers(sw_build_controller *ctl, sw_informer *shared)
+static int make_informers(sw_build_controller *ctl, sw_informers *f)
 {
     sw_informer_handlers hb = {.on_add = build_added,
                                .on_update = build_changed,
@@ -1241,20 +1229,24 @@ static int make_informers(sw_build_controller *ctl, sw_informer *shared)
     sw_informer_handlers hc = {.on_add = config_added, .on_update = config_changed, .payload = ctl};
     sw_informer_handlers hs = {.on_add = stream_added, .on_update = stream_changed, .payload = ctl};
     sw_informer_opts io = {.resync_ms = 300000};
-    int error = sw_informer_new(&ctl->builds, ctl->client, RES_BUILDS, &io, &hb);
+    ctl->builds = sw_informers_get(f, RES_BUILDS, false, &io);
+    ctl->configs = sw_informers_get(f, RES_CONFIGS, false, &io);
+    ctl->streams = sw_informers_get(f, &sw_res_imagestreams, false, NULL);
+    int error = sw_informer_add_handlers(ctl->builds, &hb);
     if (error == 0)
-        error = sw_informer_new(&ctl->configs, ctl->client, RES_CONFIGS, &io, &hc);
-    ctl->streams = shared;
-    ctl->shared_streams = shared != NULL;
-    if (error == 0 && shared)
-        error = sw_informer_add_handlers(shared, &hs);
-    else if (error == 0)
-        error = sw_informer_new(&ctl->streams, ctl->client, &sw_res_imagestreams, NULL, &hs);
+        error = sw_informer_add_handlers(ctl->configs, &hc);
+    if (error == 0)
+        error = sw_informer_add_handlers(ctl->streams, &hs);
+    /* a stream's change reaches the configs and builds that follow it without a scan */
+    if (error == 0)
+        error = sw_informer_add_index(ctl->configs, "stream", config_streams);
+    if (error == 0)
+        error = sw_informer_add_index(ctl->builds, "stream", build_stream);
     return error;
 }
 
 int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_kubeconfig *kc,
-                            const sw_build_controller_opts *opts)
+                            sw_informers *f, const sw_build_controller_opts *opts)
 {
     sw_build_controller_opts o = {0};
     sw_build_controller *ctl = sw_calloc(1, sizeof(*ctl));
@@ -1265,7 +1257,6 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
     if (opts)
         o = *opts;
     ctl->client = c;
-    ctl->workers_n = o.workers > 0 ? o.workers : 2;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     ctl->max_running = o.max_running > 0 ? o.max_running : cpus > 2 ? (int)(2 * cpus) : 4;
     ctl->deferred = json_object();
@@ -1280,12 +1271,16 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
     copy_insecure(ctl, o.insecure_registries);
     pthread_mutex_init(&ctl->mu, NULL);
     pthread_cond_init(&ctl->cond, NULL);
-    sw_workqueue_opts qo = {.base_delay_ms = 200, .max_delay_ms = 30000};
+    sw_controller_opts co = {.name = "build controller",
+                             .workers = o.workers > 0 ? o.workers : 2,
+                             .reconcile = reconcile,
+                             .ctx = ctl,
+                             .queue = {.base_delay_ms = 200, .max_delay_ms = 30000}};
     int error = make_strategy(ctl, &o);
     if (error == 0)
-        error = sw_workqueue_new(&ctl->queue, &qo);
+        error = sw_controller_new(&ctl->loop, &co);
     if (error == 0)
-        error = make_informers(ctl, o.streams);
+        error = make_informers(ctl, f);
     if (error < 0) {
         sw_build_controller_free(ctl);
         return error;
@@ -1296,18 +1291,7 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
 
 int sw_build_controller_start(sw_build_controller *ctl)
 {
-    int error = ctl->shared_streams ? 0 : sw_informer_start(ctl->streams);
-    if (error == 0)
-        error = sw_informer_start(ctl->configs);
-    if (error == 0)
-        error = sw_informer_start(ctl->builds);
-    if (error < 0)
-        return error;
-    ctl->workers = sw_calloc((size_t)ctl->workers_n, sizeof(*ctl->workers));
-    for (; ctl->nworkers < ctl->workers_n; ctl->nworkers++)
-        if (pthread_create(&ctl->workers[ctl->nworkers], NULL, worker_main, ctl) != 0)
-            return sw_error_set(SW_ERROR, "cannot start build controller workers");
-    return 0;
+    return sw_controller_start(ctl->loop);
 }
 
 void sw_build_controller_free(sw_build_controller *ctl)
@@ -1317,33 +1301,19 @@ void sw_build_controller_free(sw_build_controller *ctl)
     pthread_mutex_lock(&ctl->mu);
     ctl->stopping = true;
     pthread_mutex_unlock(&ctl->mu);
-    if (ctl->builds)
-        sw_informer_stop(ctl->builds);
-    if (ctl->configs)
-        sw_informer_stop(ctl->configs);
-    if (ctl->streams && !ctl->shared_streams)
-        sw_informer_stop(ctl->streams);
-    if (ctl->queue)
-        sw_workqueue_discard(ctl->queue);
-    for (int i = 0; i < ctl->nworkers; i++)
-        pthread_join(ctl->workers[i], NULL);
+    sw_controller_stop(ctl->loop);
     /* Runners see `stopping`, kill their builders and leave. */
     pthread_mutex_lock(&ctl->mu);
     while (ctl->nrunners > 0 || ctl->requeuing > 0)
         pthread_cond_wait(&ctl->cond, &ctl->mu);
     pthread_mutex_unlock(&ctl->mu);
-    sw_informer_free(ctl->builds);
-    sw_informer_free(ctl->configs);
-    if (!ctl->shared_streams)
-        sw_informer_free(ctl->streams);
-    sw_workqueue_free(ctl->queue);
+    sw_controller_free(ctl->loop);
     json_decref(ctl->deferred);
     if (ctl->own_strategy && ctl->strategy && ctl->strategy->free)
         ctl->strategy->free(ctl->strategy->self);
     for (size_t i = 0; ctl->insecure && ctl->insecure[i]; i++)
         sw_free(ctl->insecure[i]);
     sw_free(ctl->insecure);
-    sw_free(ctl->workers);
     sw_free(ctl->server);
     sw_free(ctl->ca);
     pthread_mutex_destroy(&ctl->mu);

@@ -8,7 +8,7 @@
 #ifndef SW_CONTROLLERS_BUILD_H
 #define SW_CONTROLLERS_BUILD_H
 
-#include "client/informer.h"
+#include "client/controller.h"
 #include "client/kubeconfig.h"
 #include "client/rest.h"
 
@@ -67,14 +67,13 @@ typedef struct sw_build_controller_opts {
     sw_build_strategy *strategy; /* NULL: the process strategy (owned by the controller) */
     int max_running; /* builders running at once, all builds together; 0: 2 per CPU, at least 4.
                       * Builds past it stay New until one ends. */
-    /* A shared ImageStream informer its owner starts, and stops before freeing the controller;
-     * NULL: the controller runs its own. */
-    sw_informer *streams;
 } sw_build_controller_opts;
 
-/* c must outlive the controller; what is needed of kc (server URL, CA) is copied. */
+/* c and f must outlive the controller; its Build, BuildConfig and ImageStream informers are
+ * f's (started by f's owner, who stops f before freeing the controller). What is needed of kc
+ * (server URL, CA) is copied. */
 int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_kubeconfig *kc,
-                            const sw_build_controller_opts *opts);
+                            sw_informers *f, const sw_build_controller_opts *opts);
 int sw_build_controller_start(sw_build_controller *bc);
 /* Stops reconciling, kills running builders (their builds are marked Error/BuilderLost by the
  * next controller that starts), and frees. */

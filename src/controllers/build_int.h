@@ -5,8 +5,7 @@
 
 #include "controllers/build.h"
 
-#include "client/informer.h"
-#include "client/workqueue.h"
+#include "client/controller.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -36,11 +35,8 @@ struct sw_build_controller {
     char *ca;     /* CA PEM for builders, or NULL */
     size_t ca_len;
     char **insecure; /* NULL-terminated */
-    sw_informer *builds, *configs, *streams;
-    bool shared_streams; /* streams belongs to the caller (opts.streams) */
-    sw_workqueue *queue;
-    pthread_t *workers;
-    int nworkers;
+    sw_informer *builds, *configs, *streams; /* the factory's */
+    sw_controller *loop;                     /* work queue and workers */
     pthread_mutex_t mu; /* runners, nrunners, requeuing, deferred, stopping, runner->deleted */
     pthread_cond_t cond;
     sw_build__runner *runners;

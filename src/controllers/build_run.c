@@ -413,7 +413,7 @@ static void *runner_main(void *arg)
     sw_strlcpy(key, r->queue_key, sizeof(key));
     /* Unlinked first: the next reconcile sees a finished build that is no longer ours. */
     sw_build__runner_unlink(ctl, r);
-    sw_workqueue_add(ctl->queue, key);
+    sw_controller_enqueue(ctl->loop, key);
     sw_build__runner_done(ctl, r);
     sw_free(w);
     return NULL;

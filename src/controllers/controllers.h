@@ -1,21 +1,37 @@
 /* controllers: starts and stops the set of controllers slipway runs, against the API server a
  * kubeconfig names — slipway's own (embedded in `slipway server`) or a real cluster's
- * (`slipway controllers`). */
+ * (`slipway controllers`). They share one API client and one informer factory. */
 #ifndef SW_CONTROLLERS_H
 #define SW_CONTROLLERS_H
 
 #include "controllers/build.h"
+#include "controllers/gc.h"
 #include "controllers/import.h"
+#include "controllers/namespace.h"
+
+#include <stdbool.h>
 
 typedef struct sw_controllers sw_controllers;
 
 typedef struct sw_controllers_opts {
     const char *kubeconfig; /* path */
+    /* Which controllers run, as kube-controller-manager's --controllers: a comma list of
+     * names (import, build, garbagecollector, namespace), "*" for the default set, "-name" to
+     * leave one out; NULL means "*". In the default set, garbagecollector and namespace run
+     * only against a slipway server: a real cluster's kube-controller-manager does their work
+     * (naming them runs them anyway). */
+    const char *enabled;
     sw_import_controller_opts import;
     sw_build_controller_opts build;
+    sw_gc_opts gc;
+    sw_namespace_controller_opts ns;
 } sw_controllers_opts;
 
+/* Checks an --controllers value: 0, or SW_EINVALID naming the unknown controller. */
+int sw_controllers_check(const char *enabled);
 int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts);
 void sw_controllers_stop(sw_controllers *c);
+/* The garbage collector, when it runs (benchmarks and tests read what it tracks). */
+sw_gc *sw_controllers_gc(sw_controllers *c);
 
 #endif

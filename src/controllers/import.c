@@ -1,9 +1,10 @@
-/* import: the import controller (see import.h). Spec-driven imports go through the work queue;
- * scheduled ones through a per-stream due time checked every second and a token bucket. */
+/* import: the import controller (see import.h). Spec-driven imports go through the controller
+ * scaffold's work queue; scheduled ones through a per-stream due time checked every second and
+ * a token bucket. */
 #include "controllers/import.h"
 
+#include "client/events.h"
 #include "client/informer.h"
-#include "client/workqueue.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -26,10 +27,8 @@ typedef struct schedule {
 struct sw_import_controller {
     sw_client *client;
     sw_import_controller_opts opts;
-    sw_informer *informer;
-    sw_workqueue *queue;
-    pthread_t *workers;
-    int nworkers;
+    sw_informer *informer; /* the factory's ImageStreams */
+    sw_controller *ctl;
     pthread_t scheduler;
     bool scheduler_running;
     pthread_mutex_t mu;
@@ -145,25 +144,10 @@ static void record_failure(sw_import_controller *ic, const json_t *stream, const
     const json_t *cond = json_array_get(json_object_get(st, "conditions"), 0);
     if (cond && sw_str_eq(sw_json_str_at(cond, "message"), message))
         return; /* already reported */
-    char now[32], gen[300], text[1200];
-    sw_time_format(sw_time_now(), now, sizeof(now));
-    snprintf(gen, sizeof(gen), "%s.", sw_json_str_at(stream, "metadata.name"));
+    char text[1200];
     snprintf(text, sizeof(text), "importing tag %s failed: %s", tag, message);
-    const char *ns = sw_json_str_at(stream, "metadata.namespace");
-    json_t *ev = json_pack(
-        "{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:{s:s}, s:s, "
-        "s:s, s:i}",
-        "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", ns,
-        "involvedObject", "apiVersion", "image.openshift.io/v1", "kind", "ImageStream", "namespace",
-        ns, "name", sw_json_str_at(stream, "metadata.name"), "uid",
-        sw_json_str_at(stream, "metadata.uid") ?: "", "reason",
-        reason && *reason ? reason : "ImportFailed", "message", text, "type", "Warning", "source",
-        "component", "slipway-import-controller", "firstTimestamp", now, "lastTimestamp", now,
-        "count", 1);
-    if (sw_client_create(ic->client, &sw_res_events, ns, ev, NULL) < 0)
-        sw_log(SW_LOG_WARN, "cannot record an event for %s/%s: %s", ns,
-               sw_json_str_at(stream, "metadata.name"), sw_error_msg());
-    json_decref(ev);
+    sw_event_record(ic->client, stream, "Warning", reason && *reason ? reason : "ImportFailed",
+                    "slipway-import-controller", text);
 }
 
 /* Posts one ImageStreamImport for tags of stream; per-tag failures become events. */
@@ -190,13 +174,12 @@ static int import_tags(sw_import_controller *ic, const json_t *stream, const jso
     return error;
 }
 
-static void process(sw_import_controller *ic, const char *key)
+static int reconcile(void *ctx, const char *key)
 {
+    sw_import_controller *ic = ctx;
     json_t *stream = sw_informer_get(ic->informer, key);
-    if (!stream) {
-        sw_workqueue_forget(ic->queue, key);
-        return;
-    }
+    if (!stream)
+        return 0;
     json_t *tags = sw_import_pending_tags(stream);
     int error = 0;
     /* One ImageStreamImport takes at most IMPORT_BATCH images: a stream with more tags to
@@ -208,26 +191,9 @@ static void process(sw_import_controller *ic, const char *key)
         error = import_tags(ic, stream, batch);
         json_decref(batch);
     }
-    if (error < 0) {
-        sw_log(SW_LOG_WARN, "import of %s failed, retrying: %s", key, sw_error_msg());
-        sw_workqueue_add_rate_limited(ic->queue, key);
-    } else {
-        sw_workqueue_forget(ic->queue, key);
-    }
     json_decref(tags);
     json_decref(stream);
-}
-
-static void *worker_main(void *arg)
-{
-    sw_import_controller *ic = arg;
-    char *key;
-    while (sw_workqueue_get(ic->queue, &key) == 0) {
-        process(ic, key);
-        sw_workqueue_done(ic->queue, key);
-        sw_free(key);
-    }
-    return NULL;
+    return error;
 }
 
 /* ---- scheduled imports ---- */
@@ -337,7 +303,7 @@ static void observe(sw_import_controller *ic, json_t *obj)
         return;
     json_t *pending = sw_import_pending_tags(obj);
     if (json_array_size(pending))
-        sw_workqueue_add(ic->queue, key);
+        sw_controller_enqueue(ic->ctl, key);
     schedule_set(ic, key, has_scheduled(obj));
     json_decref(pending);
     sw_free(key);
@@ -361,7 +327,7 @@ static void on_delete(json_t *obj, void *payload)
     sw_free(key);
 }
 
-int sw_import_controller_new(sw_import_controller **out, sw_client *c,
+int sw_import_controller_new(sw_import_controller **out, sw_client *c, sw_informers *f,
                              const sw_import_controller_opts *opts)
 {
     sw_import_controller *ic = sw_calloc(1, sizeof(*ic));
@@ -380,13 +346,14 @@ int sw_import_controller_new(sw_import_controller **out, sw_client *c,
     pthread_cond_init(&ic->cond, NULL);
     sw_informer_handlers h = {
         .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .payload = ic};
-    sw_informer_opts io = {.resync_ms = 0};
-    int error = sw_workqueue_new(&ic->queue, NULL);
-    ic->informer = ic->opts.streams;
-    if (error == 0 && ic->informer)
+    sw_controller_opts co = {.name = "import controller",
+                             .workers = ic->opts.workers,
+                             .reconcile = reconcile,
+                             .ctx = ic};
+    int error = sw_controller_new(&ic->ctl, &co);
+    ic->informer = sw_informers_get(f, &sw_res_imagestreams, false, NULL);
+    if (error == 0)
         error = sw_informer_add_handlers(ic->informer, &h);
-    else if (error == 0)
-        error = sw_informer_new(&ic->informer, c, &sw_res_imagestreams, &io, &h);
     if (error < 0) {
         sw_import_controller_free(ic);
         return error;
@@ -397,13 +364,9 @@ int sw_import_controller_new(sw_import_controller **out, sw_client *c,
 
 int sw_import_controller_start(sw_import_controller *ic)
 {
-    int error = ic->opts.streams ? 0 : sw_informer_start(ic->informer);
+    int error = sw_controller_start(ic->ctl);
     if (error < 0)
         return error;
-    ic->workers = sw_calloc((size_t)ic->opts.workers, sizeof(*ic->workers));
-    for (; ic->nworkers < ic->opts.workers; ic->nworkers++)
-        if (pthread_create(&ic->workers[ic->nworkers], NULL, worker_main, ic) != 0)
-            return sw_error_set(SW_ERROR, "cannot start import workers");
     if (pthread_create(&ic->scheduler, NULL, scheduler_main, ic) != 0)
         return sw_error_set(SW_ERROR, "cannot start the import scheduler");
     ic->scheduler_running = true;
@@ -420,19 +383,10 @@ void sw_import_controller_free(sw_import_controller *ic)
     pthread_mutex_unlock(&ic->mu);
     if (ic->scheduler_running)
         pthread_join(ic->scheduler, NULL);
-    if (ic->informer && !ic->opts.streams)
-        sw_informer_stop(ic->informer);
-    if (ic->queue)
-        sw_workqueue_discard(ic->queue);
-    for (int i = 0; i < ic->nworkers; i++)
-        pthread_join(ic->workers[i], NULL);
-    if (!ic->opts.streams)
-        sw_informer_free(ic->informer);
-    sw_workqueue_free(ic->queue);
+    sw_controller_free(ic->ctl);
     for (size_t i = 0; i < ic->nsched; i++)
         sw_free(ic->sched[i].key);
     sw_free(ic->sched);
-    sw_free(ic->workers);
     pthread_mutex_destroy(&ic->mu);
     pthread_cond_destroy(&ic->cond);
     sw_free(ic);

@@ -6,7 +6,7 @@
 #ifndef SW_CONTROLLERS_IMPORT_H
 #define SW_CONTROLLERS_IMPORT_H
 
-#include "client/informer.h"
+#include "client/controller.h"
 #include "client/rest.h"
 
 typedef struct sw_import_controller sw_import_controller;
@@ -15,13 +15,11 @@ typedef struct sw_import_controller_opts {
     int workers;                  /* concurrent imports; 0: 8 */
     int scheduled_interval_s;     /* minimum seconds between scheduled imports; 0: 900 */
     int max_scheduled_per_minute; /* global cap on scheduled imports; 0: 60 */
-    /* A shared ImageStream informer its owner starts, and stops before freeing the controller;
-     * NULL: the controller runs its own. */
-    sw_informer *streams;
 } sw_import_controller_opts;
 
-/* c must outlive the controller. */
-int sw_import_controller_new(sw_import_controller **out, sw_client *c,
+/* c and f must outlive the controller; its ImageStream informer is f's (started by f's owner,
+ * who stops f before freeing the controller). */
+int sw_import_controller_new(sw_import_controller **out, sw_client *c, sw_informers *f,
                              const sw_import_controller_opts *opts);
 int sw_import_controller_start(sw_import_controller *ic);
 void sw_import_controller_free(sw_import_controller *ic);

@@ -575,13 +575,6 @@ static int64_t backoff_ms(int attempt)
     return ms * (80 + (int64_t)(rnd % 41)) / 100;
 }
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* Waits ms between attempts, in slices, so a stop request (r->stop) ends it early: true then.
  * Also push.c's pause between restarts. */
 bool sw_registry__wait_or_stop(const sw_registry *r, int64_t ms)
@@ -592,7 +585,7 @@ bool sw_registry__wait_or_stop(const sw_registry *r, int64_t ms)
         if (ms <= 0)
             return false;
         int64_t slice = ms < REG_STOP_POLL_MS ? ms : REG_STOP_POLL_MS;
-        sleep_ms(slice);
+        sw_time_sleep_ms(slice);
         ms -= slice;
     }
 }

@@ -12,6 +12,8 @@
 int64_t sw_time_now(void);       /* seconds since the epoch */
 int64_t sw_time_now_micro(void); /* microseconds since the epoch */
 int64_t sw_time_mono_ms(void);   /* monotonic milliseconds */
+/* Sleeps ms milliseconds (signals do not cut it short). */
+void sw_time_sleep_ms(int64_t ms);
 /* CLOCK_MONOTONIC now plus ms, as an absolute deadline for pthread_cond_timedwait on a
  * sw_time_cond_init condition variable. */
 struct timespec sw_time_mono_deadline(int64_t ms);

@@ -817,7 +817,7 @@ static void test_informer(void **state)
     json_decref(create_cm(other, "pre", "0"));
     json_decref(create_cm(other, "pre2", "0"));
 
-    sw_informer_handlers h = {on_add, on_update, on_delete, l};
+    sw_informer_handlers h = {on_add, on_update, on_delete, l, NULL, NULL};
     /* A long first backoff: after the restart below the changes land before the re-list. */
     sw_informer_opts io = {.ns = "inf-test",
                            .backoff_initial_ms = 1200,
@@ -887,7 +887,7 @@ static void test_informer_gone(void **state)
     LIVE();
     evlog *l = evlog_new();
     sw_informer *inf = NULL;
-    sw_informer_handlers h = {on_add, on_update, on_delete, l};
+    sw_informer_handlers h = {on_add, on_update, on_delete, l, NULL, NULL};
     sw_informer_opts io = {.ns = "inf-test", .watch_timeout_s = 1};
     char rv[64];
     int64_t rv0 = 0, rv1 = 0, head = 0;
@@ -926,7 +926,7 @@ static void test_informer_resync(void **state)
     LIVE();
     evlog *l = evlog_new();
     sw_informer *inf = NULL;
-    sw_informer_handlers h = {on_add, on_update, on_delete, l};
+    sw_informer_handlers h = {on_add, on_update, on_delete, l, NULL, NULL};
     sw_informer_opts io = {.ns = "inf-test", .resync_ms = 150};
     expect_rc(sw_informer_new(&inf, g_client, &sw_res_configmaps, &io, &h), 0, "informer");
     expect_rc(sw_informer_start(inf), 0, "start");

@@ -196,9 +196,12 @@ sw_start_server()
     for attempt in 1 2 3 4 5; do
         port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
         sw_port_busy "$port" && continue
-        # Without SW_CONTROLLERS=1 the embedded controllers stay off, so only the test writes.
+        # Without SW_CONTROLLERS=1 the import and build controllers stay off, so only the test
+        # writes what it checks; deletion works as on a cluster (garbage collector, namespace
+        # controller).
         "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$port" --v=2 \
-            $([ "${SW_CONTROLLERS:-0}" = 1 ] || echo --no-controllers) "$@" \
+            $([ "${SW_CONTROLLERS:-0}" = 1 ] || echo --controllers=garbagecollector,namespace) \
+            "$@" \
             >>"$SW_LOG" 2>&1 </dev/null &
         SW_PID=$!
         SW_PORT=$port

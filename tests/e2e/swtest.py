@@ -96,9 +96,11 @@ class Server:
             with open(os.path.join(data_dir, "owner.pid"), "w") as f:
                 f.write("%d\n" % os.getpid())
         self.dir = data_dir
-        # API-server tests run without the embedded controllers, so nothing but the test
-        # writes to the objects it checks.
-        self.args = list(args) + ([] if controllers else ["--no-controllers"])
+        # API-server tests run without the import and build controllers, so nothing but the
+        # test writes to the objects it checks; deletion works as on a cluster (garbage
+        # collector and namespace controller).
+        self.args = list(args) + (
+            [] if controllers else ["--controllers=garbagecollector,namespace"])
         self.verbose = verbose
         self.proc = None
         self.log_path = os.path.join(self.dir, "server.log")

@@ -71,7 +71,12 @@ check_namespace_lifecycle()
         "unable to create new content in namespace held because it is being terminated"
     api PATCH $nsp/held -H 'Content-Type: application/merge-patch+json' \
         --data-binary '{"metadata":{"finalizers":null}}'
-    api GET $nsp/held
+    # the namespace controller empties it and lifts spec.finalizers; then it goes
+    for _ in $(seq 100); do
+        api GET $nsp/held
+        [ "$CODE" = 404 ] && break
+        sleep 0.1
+    done
     [ "$CODE" = 404 ] || fail "namespace held still there after its finalizer went: HTTP $CODE: ${BODY:0:300}"
     post_json $isp "$(is_json after)"
     expect_status "create into a deleted namespace" 404 NotFound 'namespaces "held" not found'
@@ -521,7 +526,20 @@ print(json.dumps(ops))')
     expect_status "an unknown fieldValidation" 400 BadRequest "fieldValidation"
     post_json $CMP '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep"}}'
     api DELETE "$CMP/keep?propagationPolicy=Nonsense"
-    expect_status "an unknown propagationPolicy" 400 BadRequest "propagationPolicy"
+    expect_status "an unknown propagationPolicy" 422 Invalid \
+        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Nonsense"'
+    api DELETE "$CMP/keep" -H 'Content-Type: application/json' \
+        -d '{"propagationPolicy":"Orphan","orphanDependents":true}'
+    expect_status "orphanDependents with a propagationPolicy" 422 Invalid \
+        "orphanDependents and deletionPropagation cannot be both set"
+    api DELETE "$CMP/keep" -H 'Content-Type: application/json' -d '{"dryRun":["Some"]}'
+    expect_status "an unknown dryRun in DeleteOptions" 422 Invalid 'dryRun: Unsupported value'
+    api DELETE "$CMP/keep" -H 'Content-Type: application/json' -d '{"propagationPolicy":7}'
+    expect_status "a DeleteOptions field of the wrong type" 400 BadRequest "propagationPolicy"
+    api DELETE "$CMP/keep" -H 'Content-Type: application/json' -d '[1]'
+    expect_status "DeleteOptions that are not an object" 400 BadRequest "DeleteOptions"
+    api GET "$CMP/keep"
+    [ "$CODE" = 200 ] || fail "refused deletions deleted the ConfigMap: HTTP $CODE"
     api DELETE $CMP/keep -H 'Content-Type: application/json' -d '{"preconditions":{"resourceVersion":"1"}}'
     expect_status "a stale resourceVersion precondition" 409 Conflict "ResourceVersion in precondition: 1"
 

@@ -223,12 +223,18 @@ wait_phase refb-1 Complete/ 30
 expect_eq "the reference tag's pull spec is the base" "DockerImage $REG/elsewhere/img:1" \
     "$(bq refb-1 'o["spec"]["strategy"]["dockerStrategy"]["from"]["kind"] + " " + o["spec"]["strategy"]["dockerStrategy"]["from"]["name"]')"
 
-# A BuildConfig deleted and made again under the same name: its old builds stay (nothing
-# collects them), so the new one's generated names must move past theirs, or its ConfigChange
-# build is lost and every instantiate answers 409.
+# A BuildConfig deleted with its builds orphaned (--cascade=orphan) and made again under the
+# same name: its old builds stay, so the new one's generated names must move past theirs, or
+# its ConfigChange build is lost and every instantiate answers 409.
 mkbc gone Serial '{}' '{"triggers":[{"type":"ConfigChange"}]}'
 wait_phase gone-1 Complete/ 30
-run api DELETE "$BAPI/buildconfigs/gone"
+run api DELETE "$BAPI/buildconfigs/gone" '{"propagationPolicy":"Orphan"}'
+for _ in $(seq 100); do
+    [ "$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $SW_TOKEN" "$SW_URL$BAPI/buildconfigs/gone")" = 404 ] && break
+    sleep 0.1
+done
+expect_eq "an orphaned build keeps no reference to its deleted config" "[]" \
+    "$(bq gone-1 'json.dumps(o["metadata"].get("ownerReferences", []))')"
 mkbc gone Serial '{}' '{"triggers":[{"type":"ConfigChange"}]}'
 wait_phase gone-2 Complete/ 30
 run api POST "$BAPI/buildconfigs/gone/instantiate" '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1","metadata":{"name":"gone"}}'
@@ -250,17 +256,20 @@ run api DELETE "$BAPI/builds/nons-1"
 
 # ---- runPolicy ----
 
-mkbc ser Serial '{"FAKE_SLEEP":"2"}'
-mkbc slo SerialLatestOnly '{"FAKE_SLEEP":"2"}'
+# Each waiting build is checked while the one it waits for still runs: the running ones sleep
+# long enough (6 s) that a slow machine never sees them end before the check.
+mkbc ser Serial '{"FAKE_SLEEP":"6"}'
+mkbc slo SerialLatestOnly '{"FAKE_SLEEP":"6"}'
 mkbc par Parallel '{"FAKE_SLEEP":"3"}'
 for bc in ser slo par; do start $bc >/dev/null; start $bc >/dev/null; done
 start slo >/dev/null
 wait_phase ser-1 Running/ 15
+expect_eq "Serial: the second waits" "New/" "$(phase ser-2)"
 wait_phase par-1 Running/ 15
 wait_phase par-2 Running/ 15
 pass "Parallel runs both at once"
 wait_phase slo-2 Cancelled/CancelledBuild 15
-expect_eq "Serial: the second waits" "New/" "$(phase ser-2)"
+[ "$(phase slo-1)" = Running/ ] || fail "slo-1 ended before slo-3 could be checked: $(phase slo-1)"
 expect_eq "SerialLatestOnly: the newest waits" "New/" "$(phase slo-3)"
 # follow the running build's log until it finishes
 api GET "$BAPI/builds/ser-1/log?follow=true" >"$SW_TMP/follow.log" &

@@ -1,0 +1,18 @@
+/* events: v1 Events recorded by controllers, as client-go's EventRecorder writes them
+ * (involvedObject from the object, source component, first/last timestamps, count 1, a name
+ * generated from the object's). Recording is best effort: a failure is logged, never returned,
+ * so a controller's work does not depend on its events. */
+#ifndef SW_CLIENT_EVENTS_H
+#define SW_CLIENT_EVENTS_H
+
+#include "client/rest.h"
+
+#include <jansson.h>
+
+/* Records an Event about obj (an object with apiVersion, kind and metadata) in its namespace
+ * ("default" for a cluster-scoped object, as kubectl describe looks there). type is "Normal"
+ * or "Warning". */
+void sw_event_record(sw_client *c, const json_t *obj, const char *type, const char *reason,
+                     const char *component, const char *message);
+
+#endif
