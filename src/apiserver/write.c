@@ -202,6 +202,13 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
     error = sw_object_check_name(k, name);
     if (error == 0 && k->namespaced)
         error = sw_rest_check_namespace(api, rt->ns, true);
+    if (error == SW_EFORBIDDEN) {
+        /* as the NamespaceLifecycle admission plugin words it */
+        char res[160], msg[600];
+        sw_strlcpy(msg, sw_error_msg(), sizeof(msg));
+        return sw_error_set(SW_EFORBIDDEN, "%s \"%s\" is forbidden: %s",
+                            sw_rest_resource(k, res, sizeof(res)), name, msg);
+    }
     if (error < 0)
         return error;
     sw_object_init_meta(k, obj);

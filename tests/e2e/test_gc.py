@@ -361,7 +361,8 @@ def test_namespaces(t, c, core):
          "DELETE: 200, Terminating, spec.finalizers [kubernetes]")
     code, obj = t.req("POST", cm_path("gc-ns1"), {"metadata": {"name": "late"}})
     c.eq(code, 403, "a create in a terminating namespace: 403")
-    c.ok("unable to create new content in namespace gc-ns1 because it is being terminated"
+    c.ok('configmaps "late" is forbidden: unable to create new content in namespace gc-ns1 '
+         "because it is being terminated"
          in obj["message"], "... says why", obj)
 
     def cond(kind):
