@@ -273,7 +273,8 @@ static void bench_conn_method(struct bench_conn *c, const char *method, const ch
     }
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body ? body : "");
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)(body ? len : 0));
-    curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, strcmp(method, "PUT") == 0 ? "PUT" : NULL);
+    bool custom = strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0;
+    curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, custom ? method : NULL);
 }
 
 int bench_conn_do(struct bench_conn *c, const char *method, const char *url,

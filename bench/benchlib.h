@@ -106,8 +106,8 @@ void bench_tls(CURL *curl, bool insecure);
 /* Sets c up (c is overwritten); returns 0 or -1. Dispose of c in both cases. */
 int bench_conn_init(struct bench_conn *c, const struct bench_conn_opts *o);
 void bench_conn_dispose(struct bench_conn *c);
-/* One request: method HEAD, GET, POST or PUT; headers NULL means c->api_headers; body may be
- * NULL for HEAD and GET. Returns 0 when an HTTP response arrived (whatever its status, in
+/* One request: method HEAD, GET, POST, PUT or DELETE; headers NULL means c->api_headers; body
+ * may be NULL for HEAD and GET. Returns 0 when an HTTP response arrived (whatever its status, in
  * c->status; its body in c->resp), -1 (reported unless quiet) when none did. */
 int bench_conn_do(struct bench_conn *c, const char *method, const char *url,
                   struct curl_slist *headers, const char *body, size_t len);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POOL_MAX 16                /* idle easy handles kept */
+#define POOL_MAX 64 /* idle easy handles kept: more than the embedded controllers use at once */
 #define TOKEN_REREAD_MS 60000      /* token files rotate; re-read at most this often */
 #define ERROR_BODY_MAX (64u << 10) /* bytes of an error body kept to read its Status */
 #define URL_MAX (64u << 10)

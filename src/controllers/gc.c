@@ -359,7 +359,7 @@ static int classify(sw_gc *gc, const mapping *im, const sw_gc_item *it, const sw
     if (error == SW_ENOTFOUND || (error == 0 && !sw_str_eq(sw_json_str_at(owner, "metadata.uid"),
                                                            o->uid))) {
         json_decref(owner);
-        sw_gc_graph_mark_absent(gc->graph, o->uid);
+        sw_gc_graph_mark_absent(gc->graph, o->uid, it->uid);
         if (o->state != SW_GC_OWNER_UNKNOWN && !same_ns)
             invalid_namespace_event(gc, im, it, &om, o); /* the real owner lives elsewhere */
         return DANGLING;
@@ -383,7 +383,7 @@ static int check_virtual(sw_gc *gc, const sw_gc_item *it)
     int error = get_live(gc, &m, it->ns, it->name, &obj);
     if (error == SW_ENOTFOUND ||
         (error == 0 && !sw_str_eq(sw_json_str_at(obj, "metadata.uid"), it->uid))) {
-        sw_gc_graph_mark_absent(gc->graph, it->uid);
+        sw_gc_graph_mark_absent(gc->graph, it->uid, NULL);
         error = 0;
     }
     json_decref(obj);

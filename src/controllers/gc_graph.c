@@ -389,10 +389,11 @@ void sw_gc_graph_upsert(sw_gc_graph *g, int kind, const json_t *obj)
     pthread_mutex_unlock(&g->mu);
 }
 
-/* Under mu: n was deleted. */
+/* Under mu: n was deleted. With dependents it turns virtual and is looked at (one live read
+ * proves it gone, then its dependents are looked at: kube's flow for an unseen owner), so a
+ * cascade costs one read per owner, not one per dependent. */
 static void remove_node(sw_gc_graph *g, gnode *n)
 {
-    attempt_dependents(g, n);
     for (uint32_t i = 0; i < n->nowners; i++) {
         gnode *o = n->owners[i].owner;
         drop_dep(o, n);
@@ -404,7 +405,8 @@ static void remove_node(sw_gc_graph *g, gnode *n)
     n->owners = NULL;
     n->nowners = 0;
     if (n->ndeps) {
-        n->flags = N_VIRTUAL; /* its dependents still name it: their next look reads it live */
+        n->flags = N_VIRTUAL; /* its dependents still name it */
+        attempt_delete(g, n);
         return;
     }
     node_unhash(g, n);
@@ -459,14 +461,16 @@ void sw_gc_graph_list_done(sw_gc_graph *g, int kind)
     pthread_mutex_unlock(&g->mu);
 }
 
-void sw_gc_graph_mark_absent(sw_gc_graph *g, const char *uid)
+void sw_gc_graph_mark_absent(sw_gc_graph *g, const char *uid, const char *except)
 {
     pthread_mutex_lock(&g->mu);
     gnode *n = find(g, uid);
     /* a node the informers hold is gone only when its deletion arrives */
     if (n && (n->flags & N_VIRTUAL) && !(n->flags & N_ABSENT)) {
         n->flags |= N_ABSENT;
-        attempt_dependents(g, n);
+        for (uint32_t i = 0; i < n->ndeps; i++)
+            if (!except || strcmp(n->deps[i]->uid, except))
+                attempt_delete(g, n->deps[i]);
     }
     if (n)
         release(g, n);

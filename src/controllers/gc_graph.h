@@ -38,15 +38,16 @@ void sw_gc_graph_kind_name(sw_gc_graph *g, int kind, const char **group, const c
 /* An object of kind seen (listed, added or modified): obj has metadata (name, namespace, uid,
  * resourceVersion, ownerReferences, finalizers, deletionTimestamp). */
 void sw_gc_graph_upsert(sw_gc_graph *g, int kind, const json_t *obj);
-/* An object deleted (its uid). Its dependents are looked at again. */
+/* An object deleted (its uid). With dependents left it turns virtual and is itself looked at
+ * (a live read proves it gone, then its dependents are looked at). */
 void sw_gc_graph_remove(sw_gc_graph *g, const char *uid);
 /* A list of kind starts / ended: the objects of kind that list did not hold are removed as if
  * deleted. */
 void sw_gc_graph_list_start(sw_gc_graph *g, int kind);
 void sw_gc_graph_list_done(sw_gc_graph *g, int kind);
 /* A live read proved uid gone (404, or its name holds another uid): its node turns absent and
- * every dependent is looked at again. */
-void sw_gc_graph_mark_absent(sw_gc_graph *g, const char *uid);
+ * every dependent but except (the one deciding now, or NULL) is looked at again. */
+void sw_gc_graph_mark_absent(sw_gc_graph *g, const char *uid, const char *except);
 
 /* ---- the view the collector decides on ---- */
 
