@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "client/controller.h"
+#include "client/discovery.h"
 #include "client/informer.h"
 #include "client/kubeconfig.h"
 #include "client/rest.h"
@@ -954,6 +956,187 @@ static void test_informer_resync(void **state)
     evlog_free(l);
 }
 
+static json_t *owned_cm(const char *name, const char *owner_uid)
+{
+    json_t *o = cm(name, "x");
+    if (owner_uid)
+        json_object_set_new(json_object_get(o, "metadata"), "ownerReferences",
+                            json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind",
+                                      "ConfigMap", "name", "idx-owner", "uid", owner_uid));
+    return o;
+}
+
+/* Waits until index name of inf holds n objects for value. */
+static bool wait_index(sw_informer *inf, const char *name, const char *value, size_t n)
+{
+    for (int i = 0; i < 500; i++) {
+        json_t *got = sw_informer_by_index(inf, name, value);
+        size_t have = json_array_size(got);
+        json_decref(got);
+        if (have == n)
+            return true;
+        usleep(10 * 1000);
+    }
+    return false;
+}
+
+/* An index of dependents by owner uid follows adds, updates that drop the reference, deletes
+ * and re-lists; the factory shares one informer per resource and mode. */
+static void test_informer_index(void **state)
+{
+    LIVE();
+    sw_informers *f = NULL;
+    expect_rc(sw_informers_new(&f, g_client), 0, "factory");
+    sw_informer_opts io = {.ns = "inf-test"};
+    sw_informer *inf = sw_informers_get(f, &sw_res_configmaps, false, &io);
+    assert_ptr_equal(sw_informers_get(f, &sw_res_configmaps, false, NULL), inf);
+    assert_ptr_not_equal(sw_informers_get(f, &sw_res_configmaps, true, NULL), inf);
+    expect_rc(sw_informer_add_index(inf, "owner", sw_index_owner_uids), 0, "index");
+    json_t *owner = create_cm(g_client, "idx-owner", "o");
+    char uid[64];
+    sw_strlcpy(uid, sw_json_str_at(owner, "metadata.uid"), sizeof(uid));
+    json_decref(owner);
+    json_t *in = owned_cm("idx-a", uid), *out = NULL;
+    expect_rc(sw_client_create(g_client, &sw_res_configmaps, "inf-test", in, NULL), 0, "idx-a");
+    json_decref(in);
+    expect_rc(sw_informers_start(f), 0, "start");
+    expect_rc(sw_informers_wait_synced(f, 10000), 0, "synced");
+    assert_true(wait_index(inf, "owner", uid, 1)); /* from the list */
+    in = owned_cm("idx-b", uid);
+    expect_rc(sw_client_create(g_client, &sw_res_configmaps, "inf-test", in, NULL), 0, "idx-b");
+    json_decref(in);
+    assert_true(wait_index(inf, "owner", uid, 2)); /* from the watch */
+    json_t *p = json_pack("{s:{s:n}}", "metadata", "ownerReferences");
+    expect_rc(sw_client_patch(g_client, &sw_res_configmaps, "inf-test", "idx-a", "merge", p, &out),
+              0, "drop the reference");
+    json_decref(p);
+    json_decref(out);
+    assert_true(wait_index(inf, "owner", uid, 1));
+    json_t *got = sw_informer_by_index(inf, "owner", uid);
+    assert_string_equal(sw_json_str_at(json_array_get(got, 0), "metadata.name"), "idx-b");
+    json_decref(got);
+    expect_rc(sw_client_delete(g_client, &sw_res_configmaps, "inf-test", "idx-b"), 0, "delete");
+    assert_true(wait_index(inf, "owner", uid, 0));
+    got = sw_informer_by_index(inf, "nosuchindex", uid);
+    assert_int_equal(json_array_size(got), 0);
+    json_decref(got);
+    sw_informers_free(f);
+}
+
+typedef struct lean_log {
+    pthread_mutex_t mu;
+    int starts, synced, adds, deletes;
+} lean_log;
+
+static void lean_add(json_t *o, void *p)
+{
+    lean_log *l = p;
+    pthread_mutex_lock(&l->mu);
+    l->adds++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void lean_delete(json_t *o, void *p)
+{
+    lean_log *l = p;
+    pthread_mutex_lock(&l->mu);
+    l->deletes++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void lean_start(void *p)
+{
+    lean_log *l = p;
+    pthread_mutex_lock(&l->mu);
+    l->starts++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void lean_synced(void *p)
+{
+    lean_log *l = p;
+    pthread_mutex_lock(&l->mu);
+    l->synced++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static int lean_count(lean_log *l, int *field)
+{
+    pthread_mutex_lock(&l->mu);
+    int v = *field;
+    pthread_mutex_unlock(&l->mu);
+    return v;
+}
+
+/* A lean informer keeps nothing: listed and watched objects go to on_add (between on_list_start
+ * and on_synced for a list), deletions to on_delete, and its cache reads are empty. */
+static void test_informer_lean(void **state)
+{
+    LIVE();
+    lean_log l = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    sw_informer *inf = NULL;
+    sw_informer_handlers h = {.on_add = lean_add,
+                              .on_delete = lean_delete,
+                              .on_list_start = lean_start,
+                              .on_synced = lean_synced,
+                              .payload = &l};
+    sw_informer_opts io = {.ns = "inf-test", .lean = true};
+    for (int i = 0; i < 7; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "lean-%d", i);
+        json_decref(create_cm(g_client, name, "1"));
+    }
+    json_t *list = NULL;
+    expect_rc(sw_client_list(g_client, &sw_res_configmaps, "inf-test", NULL, &list), 0, "list");
+    int listed = (int)json_array_size(json_object_get(list, "items"));
+    json_decref(list);
+    expect_rc(sw_informer_new(&inf, g_client, &sw_res_configmaps, &io, &h), 0, "informer");
+    expect_rc(sw_informer_start(inf), 0, "start");
+    expect_rc(sw_informer_wait_synced(inf, 10000), 0, "synced");
+    for (int i = 0; i < 200 && lean_count(&l, &l.synced) < 1; i++)
+        usleep(10 * 1000);
+    assert_int_equal(lean_count(&l, &l.starts), 1);
+    assert_int_equal(lean_count(&l, &l.synced), 1);
+    assert_int_equal(lean_count(&l, &l.adds), listed);
+    assert_int_equal(sw_informer_size(inf), 0);
+    assert_null(sw_informer_get(inf, "inf-test/lean-0"));
+    json_decref(create_cm(g_client, "lean-new", "1"));
+    json_decref(patch_cm(g_client, "lean-new", "2"));
+    expect_rc(sw_client_delete(g_client, &sw_res_configmaps, "inf-test", "lean-new"), 0, "del");
+    for (int i = 0; i < 500 && lean_count(&l, &l.deletes) < 1; i++)
+        usleep(10 * 1000);
+    assert_int_equal(lean_count(&l, &l.adds), listed + 2); /* the add and the update */
+    assert_int_equal(lean_count(&l, &l.deletes), 1);
+    sw_informer_free(inf);
+}
+
+/* Discovery lists served resources with their verbs, subresources left out. */
+static void test_discovery(void **state)
+{
+    LIVE();
+    sw_api_resources r;
+    expect_rc(sw_discovery_read(g_client, &r), 0, "discovery");
+    const sw_api_resource *cmr = sw_api_resources_find_kind(&r, "", "ConfigMap");
+    assert_non_null(cmr);
+    assert_string_equal(cmr->res.plural, "configmaps");
+    assert_true(cmr->res.namespaced);
+    assert_true(cmr->verbs & SW_VERB_DELETECOLLECTION);
+    const sw_api_resource *ns = sw_api_resources_find(&r, "", "namespaces");
+    assert_non_null(ns);
+    assert_false(ns->res.namespaced);
+    assert_false(ns->verbs & SW_VERB_DELETECOLLECTION);
+    assert_true(ns->verbs & SW_VERB_DELETE);
+    const sw_api_resource *is = sw_api_resources_find_kind(&r, "image.openshift.io", "ImageStream");
+    assert_non_null(is);
+    assert_string_equal(is->res.version, "v1");
+    assert_null(sw_api_resources_find(&r, "image.openshift.io", "imagestreams/status"));
+    sw_api_resources copy;
+    sw_api_resources_copy(&copy, &r);
+    assert_int_equal(copy.count, r.count);
+    sw_api_resources_dispose(&copy);
+    sw_api_resources_dispose(&r);
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -967,6 +1150,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_watch_events),   cmocka_unit_test(test_watch_cancel),
         cmocka_unit_test(test_watch_gone),     cmocka_unit_test(test_informer),
         cmocka_unit_test(test_informer_gone),  cmocka_unit_test(test_informer_resync),
+        cmocka_unit_test(test_informer_index), cmocka_unit_test(test_informer_lean),
+        cmocka_unit_test(test_discovery),
     };
     return cmocka_run_group_tests_name("client/live", tests, group_setup, group_teardown);
 }
