@@ -116,18 +116,24 @@ static bool knows_no_controllers(const char *bin)
     return found;
 }
 
+/* A port nothing uses now, below the kernel's ephemeral range (32768-60999): no outgoing
+ * connection of another test can take it before the server binds it. */
 static int free_port(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        uint16_t r;
+        sw_random_bytes(&r, sizeof(r));
+        int port = 20000 + r % 12768;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (ok)
+            return port;
+    }
+    return -1;
 }
 
 static pid_t spawn(server *s)

@@ -194,7 +194,8 @@ sw_start_server()
     local attempt port
     mkdir -p "$SW_DIR"
     for attempt in 1 2 3 4 5; do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        # below the ephemeral range (32768-60999): no outgoing connection takes it meanwhile
+        port=$((20000 + RANDOM % 12768))
         sw_port_busy "$port" && continue
         # Without SW_CONTROLLERS=1 the import and build controllers stay off, so only the test
         # writes what it checks; deletion works as on a cluster (garbage collector, namespace

@@ -47,10 +47,17 @@ def _sweep_stale():
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing uses right now, below the kernel's ephemeral range
+    (32768-60999), so no outgoing connection can take it before the server binds it."""
+    import random
+    while True:
+        port = random.randint(20000, 32767)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def _binary():

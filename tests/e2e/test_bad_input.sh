@@ -370,7 +370,10 @@ check_watch_compacted()
             --data-binary "{\"metadata\":{\"labels\":{\"n\":\"$i\"}}}"
         [ "$CODE" = 200 ] || fail "write $i before compaction: $CODE $BODY"
     done
-    sleep 2.5
+    for _ in $(seq 300); do
+        grep -q "compacted the store to revision" "$SW_LOG" && break
+        sleep 0.1
+    done
     grep -q "compacted the store to revision" "$SW_LOG" || fail "the server never compacted"
     pass "server compacted its store"
     CODE=$(curl -sk --max-time 15 -o "$out" -w '%{http_code}' -H "Authorization: Bearer $SW_TOKEN" \

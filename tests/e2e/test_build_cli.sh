@@ -395,11 +395,17 @@ check_wait_deleted()
 # from the build's own, answered 410 at once, and looped: thousands of requests a second.)
 check_wait_compacted()
 {
-    local out=$SW_TMP/wait-compacted.out n compacting=(--compact-interval 1 --compact-keep 5 --v=2)
+    local out=$SW_TMP/wait-compacted.out n n2 compacting=(--compact-interval 1 --compact-keep 5 --v=2)
     sw_restart_server "${compacting[@]}"
     start_bg "$out" df-8 df --wait
-    for n in $(seq 30); do kc create configmap "wc$n" --from-literal=a=b >/dev/null; done
-    sleep 2.5 # compacted past df-8's resourceVersion
+    n=$(grep -c "compacted the store to revision" "$SW_LOG")
+    for n2 in $(seq 30); do kc create configmap "wc$n2" --from-literal=a=b >/dev/null; done
+    # compacted past df-8's resourceVersion: a compaction logged after the 30 writes
+    for _ in $(seq 300); do
+        [ "$(grep -c "compacted the store to revision" "$SW_LOG")" -gt "$n" ] && break
+        sleep 0.1
+    done
+    sleep 1.5 # and one more pass, so the compaction that counts ran after the last write
     sw_restart_server "${compacting[@]}"
     echo "--- restarted for check_wait_compacted" >>"$SW_LOG"
     sleep 3

@@ -357,8 +357,8 @@ expect_eq "history: newest Complete and newest Failed kept" "pr-3 pr-5" "$(build
 
 mkbc wt Serial '{}' '{"strategy":{"type":"Docker","dockerStrategy":{"from":{"kind":"ImageStreamTag","name":"later:v1"}}}}'
 start wt >/dev/null
-sleep 1
-expect_eq "waits for its base image" "New/InvalidImageReference" "$(phase wt-1)"
+wait_phase wt-1 New/InvalidImageReference 15
+pass "waits for its base image"
 map later v1 "$D1"
 wait_phase wt-1 Complete/ 30
 
@@ -423,15 +423,15 @@ kill -TERM "$SW_PID"
 wait "$SW_PID"
 SW_PID=
 SW_CONTROLLERS=1 sw_start_server --max-running-builds 1
-mkbc cap Parallel '{"FAKE_SLEEP":"2"}'
+mkbc cap Parallel '{"FAKE_SLEEP":"6"}'
 for _ in 1 2 3; do start cap >/dev/null; done
 wait_phase cap-1 Running/ 15
 sleep 1
 expect_eq "past the cap, Parallel builds wait in New" "New/ New/" "$(phase cap-2) $(phase cap-3)"
-wait_phase cap-1 Complete/ 15
+wait_phase cap-1 Complete/ 20
 wait_phase cap-2 Running/ 15
 expect_eq "... one at a time" "New/" "$(phase cap-3)"
-wait_phase cap-3 Complete/ 20
+wait_phase cap-3 Complete/ 40
 
 # ---- a server killed outright: its orphaned builder and directory go at the next start ----
 

@@ -64,13 +64,26 @@ reg_track()
     REG_PIDS+=("$1")
 }
 
-# reg_free_ports N: N distinct free 127.0.0.1 ports (all bound at once, then released).
+# reg_free_ports N: N distinct free 127.0.0.1 ports (all bound at once, then released), picked
+# below the kernel's ephemeral range (32768-60999), so no outgoing connection of any process
+# can take one between its release here and the registry's bind.
 reg_free_ports()
 {
-    python3 -c 'import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
+    python3 -c 'import random, socket, sys
+socks, ports = [], set()
+while len(socks) < int(sys.argv[1]):
+    p = random.randint(20000, 32767)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        s.close()
+        continue
+    if p in ports:
+        s.close()
+        continue
+    ports.add(p)
+    socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
