@@ -85,17 +85,13 @@ static int opts_from_body(const sw_request *req, sw_delete_opts *o)
                                              "resourceVersion must be strings");
         goto done;
     }
-    if (json_is_string(uid) && sw_strlcpy(o->uid, json_string_value(uid), sizeof(o->uid)) >=
-                                   sizeof(o->uid)) {
-        error = sw_error_set(SW_EINVALID, "preconditions.uid: Invalid value: too long");
-        goto done;
+    if (json_is_string(uid)) {
+        o->has_uid = true;
+        sw_strlcpy(o->uid, json_string_value(uid), sizeof(o->uid));
     }
-    if (json_is_string(rv) && *json_string_value(rv) &&
-        (sw_str_to_i64(json_string_value(rv), &o->rv) < 0 || o->rv <= 0)) {
-        error = sw_error_set(SW_EBADREQUEST,
-                             "preconditions.resourceVersion: invalid value \"%.64s\"",
-                             json_string_value(rv));
-        goto done;
+    if (json_is_string(rv)) {
+        o->has_rv = true;
+        sw_strlcpy(o->rv, json_string_value(rv), sizeof(o->rv));
     }
     json_t *dry = json_object_get(body, "dryRun"), *d;
     size_t i;
@@ -136,10 +132,14 @@ static int opts_from_query(const sw_request *req, sw_delete_opts *o)
     }
     if (g && sw_str_to_i64(g, &o->grace_seconds) < 0)
         return sw_error_set(SW_EBADREQUEST, "gracePeriodSeconds: invalid value \"%.64s\"", g);
-    if (uid && sw_strlcpy(o->uid, uid, sizeof(o->uid)) >= sizeof(o->uid))
-        return sw_error_set(SW_EINVALID, "preconditions.uid: Invalid value: too long");
-    if (rv && (sw_str_to_i64(rv, &o->rv) < 0 || o->rv <= 0))
-        return sw_error_set(SW_EBADREQUEST, "invalid resourceVersion precondition \"%.64s\"", rv);
+    if (uid) {
+        o->has_uid = true;
+        sw_strlcpy(o->uid, uid, sizeof(o->uid));
+    }
+    if (rv) {
+        o->has_rv = true;
+        sw_strlcpy(o->rv, rv, sizeof(o->rv));
+    }
     return 0;
 }
 
@@ -155,7 +155,9 @@ int sw_rest_delete_opts(const sw_request *req, sw_delete_opts *o)
         o->dry_run = true;
     if (error == 0 && o->orphan_dependents >= 0 && o->policy != SW_PROPAGATE_UNSET)
         error = sw_error_set(SW_EINVALID,
-                             "orphanDependents and deletionPropagation cannot be both set");
+                             "propagationPolicy: Invalid value: \"%s\": orphanDependents and "
+                             "deletionPropagation cannot be both set",
+                             sw_propagation_name(o->policy));
     return error;
 }
 
@@ -255,20 +257,20 @@ static bool mark_deleting(json_t *obj)
 static int check_preconditions(const sw_kind *k, const char *name, const json_t *obj,
                                int64_t rev, const sw_delete_opts *o)
 {
-    char res[160];
+    char res[160], cur[32];
     const char *uid = sw_json_str_at(obj, "metadata.uid");
-    if (o->uid[0] && !sw_str_eq(o->uid, uid))
+    if (o->has_uid && !sw_str_eq(o->uid, uid))
         return sw_error_set(SW_ECONFLICT,
                             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID "
-                            "in precondition: %s, UID in object meta: %s",
+                            "in precondition: %.64s, UID in object meta: %s",
                             sw_rest_resource(k, res, sizeof(res)), name, o->uid, uid ? uid : "");
-    if (o->rv && o->rv != rev)
+    snprintf(cur, sizeof(cur), "%lld", (long long)rev);
+    if (o->has_rv && strcmp(o->rv, cur))
         return sw_error_set(SW_ECONFLICT,
                             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
-                            "ResourceVersion in precondition: %lld, ResourceVersion in object "
-                            "meta: %lld",
-                            sw_rest_resource(k, res, sizeof(res)), name, (long long)o->rv,
-                            (long long)rev);
+                            "ResourceVersion in precondition: %.30s, ResourceVersion in object "
+                            "meta: %s",
+                            sw_rest_resource(k, res, sizeof(res)), name, o->rv, cur);
     return 0;
 }
 

@@ -204,6 +204,12 @@ int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
     return 0;
 }
 
+bool sw_rest_namespace_terminating(sw_api *api, const char *ns)
+{
+    int state = api->nscache ? sw_nscache_state(api->nscache, ns) : namespace_state(api, ns);
+    return state == SW_NS_TERMINATING;
+}
+
 static void rest_get(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     char key[600];
@@ -507,7 +513,12 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
         sw_response_error(resp, SW_EBADREQUEST, sw_error_msg(), NULL, NULL);
         return;
     }
-    if (!rt.kind->virt && !rt.subres && !sw_kind_serves(rt.kind, verb_of(req, &rt)))
+    /* A namespaced kind across all namespaces serves list and watch only (kube-apiserver has
+     * no all-namespaces delete or create); /finalize serves update only. */
+    bool refused = (!rt.kind->virt && !rt.subres && !sw_kind_serves(rt.kind, verb_of(req, &rt))) ||
+                   (rt.kind->namespaced && !rt.has_ns && strcmp(m, "GET")) ||
+                   (!strcmp(rt.sub, "finalize") && strcmp(m, "PUT"));
+    if (refused)
         sw_response_error(resp, SW_EMETHOD,
                           "the server does not allow this method on the requested resource",
                           rt.kind, NULL);

@@ -28,6 +28,7 @@ void sw_rest_reply_object(sw_response *resp, const sw_request *req, const sw_kin
                           const json_t *obj);
 /* Namespace must exist and not be terminating, for writes into it. */
 int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating);
+bool sw_rest_namespace_terminating(sw_api *api, const char *ns);
 
 typedef struct sw_selector sw_selector;
 /* Parses labelSelector/fieldSelector for kind k (metadata.name/namespace plus the kind's fields). */

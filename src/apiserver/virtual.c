@@ -133,7 +133,18 @@ void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_
     api_objects ao;
     json_t *body = NULL, *out = NULL;
     int error = SW_EMETHOD, status = 200;
-    objects_init(&ao, api, sw_rest_dry_run(req));
+    bool dry_run = sw_rest_dry_run(req);
+    sw_delete_opts dopts;
+    if (!strcmp(m, "DELETE")) {
+        /* a DELETE's dryRun may come in its body (kubectl's --dry-run=server) */
+        if ((error = sw_rest_delete_opts(req, &dopts)) < 0) {
+            sw_rest_fail(resp, error, rt);
+            return;
+        }
+        dry_run = dry_run || dopts.dry_run;
+        error = SW_EMETHOD;
+    }
+    objects_init(&ao, api, dry_run);
     sw_error_set(SW_EMETHOD, "the server does not allow this method on the requested resource");
     if (!strcmp(m, "GET") && rt->has_name && v->get) {
         error = v->get(&api->kctx, &ao.base, ns, rt->name, &out);

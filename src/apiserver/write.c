@@ -241,6 +241,25 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
     return 0;
 }
 
+/* The 403 for a create into a terminating namespace, with the cause controllers test for
+ * (apierrors.HasStatusCause(err, NamespaceTerminatingCause)). */
+static void terminating_reply(sw_response *resp, const sw_route *rt, const char *name)
+{
+    char msg[300];
+    json_t *st = sw_status_failure(SW_EFORBIDDEN, sw_error_msg(), rt->kind, name);
+    snprintf(msg, sizeof(msg), "namespace %s is being terminated", rt->ns);
+    json_t *details = json_object_get(st, "details");
+    if (!details) {
+        details = json_object();
+        json_object_set_new(st, "details", details);
+    }
+    json_object_set_new(details, "causes",
+                        json_pack("[{s:s, s:s, s:s}]", "reason", "NamespaceTerminating", "message",
+                                  msg, "field", "metadata.namespace"));
+    sw_response_json(resp, 403, st);
+    json_decref(st);
+}
+
 void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     json_t *obj = NULL;
@@ -248,7 +267,10 @@ void sw_rest_create(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     int error = sw_rest_read_body(req, rt, resp, &obj);
     if (error == 0)
         error = create_object(api, req, rt, obj, &st);
-    if (error < 0) {
+    if (error == SW_EFORBIDDEN && rt->kind->namespaced &&
+        sw_rest_namespace_terminating(api, rt->ns)) {
+        terminating_reply(resp, rt, obj ? sw_json_str_at(obj, "metadata.name") : NULL);
+    } else if (error < 0) {
         const char *name = obj ? sw_json_str_at(obj, "metadata.name") : NULL;
         sw_response_error(resp, error, sw_error_msg(), rt->kind, name);
     } else {
@@ -283,6 +305,11 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
             error = k->prepare_status_update(&api->kctx, obj, old);
         return error;
     }
+    /* the uid names the object: an update that carries another is refused (an empty one is
+     * filled in), so a client can make a write conditional on the object not being re-created */
+    const char *uid = sw_json_str_at(obj, "metadata.uid");
+    if (uid && *uid && !sw_str_eq(uid, sw_json_str_at(old, "metadata.uid")))
+        return sw_names_invalid(SW_EINVALID, "metadata.uid", uid, "field is immutable");
     /* deletionTimestamp is the server's: never set through an update, silently kept once set */
     const char *dts = sw_json_str_at(obj, "metadata.deletionTimestamp");
     if (dts && !sw_json_at(old, "metadata.deletionTimestamp"))

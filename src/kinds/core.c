@@ -34,8 +34,12 @@ static void ns_label(json_t *obj)
 
 static int ns_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 {
-    json_t *fin = json_array();
-    json_array_append_new(fin, json_string("kubernetes"));
+    /* the client's finalizers are kept (a namespace can wait for more than its content) and
+     * `kubernetes` joins them, as the namespace strategy's PrepareForCreate does */
+    json_t *given = sw_json_at(obj, "spec.finalizers");
+    json_t *fin = json_is_array(given) ? json_deep_copy(given) : json_array();
+    if (!sw_finalizers_has(fin, "kubernetes"))
+        json_array_append_new(fin, json_string("kubernetes"));
     sw_json_set_path(obj, "spec.finalizers", fin);
     sw_json_set_path(obj, "status.phase", json_string("Active"));
     ns_label(obj);
@@ -50,7 +54,19 @@ static int ns_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
 
 static int ns_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
-    return sw_names_check_finalizers("spec.finalizers", sw_json_at(obj, "spec.finalizers"));
+    int error = sw_names_check_finalizers("spec.finalizers", sw_json_at(obj, "spec.finalizers"));
+    if (error < 0 || !old)
+        return error;
+    /* the phase says whether deletion began, and nothing else (ValidateNamespaceStatusUpdate) */
+    const char *phase = sw_json_str_at(obj, "status.phase");
+    bool deleting = sw_json_at(obj, "metadata.deletionTimestamp") != NULL;
+    if (!deleting && !sw_str_eq(phase, "Active"))
+        return sw_names_invalid(SW_EINVALID, "status.Phase", phase ? phase : "",
+                                "may only be 'Active' if `deletionTimestamp` is empty");
+    if (deleting && !sw_str_eq(phase, "Terminating"))
+        return sw_names_invalid(SW_EINVALID, "status.Phase", phase ? phase : "",
+                                "may only be 'Terminating' if `deletionTimestamp` is not empty");
+    return 0;
 }
 
 /* The namespace registry's Delete: the first DELETE only starts termination (deletionTimestamp,

@@ -34,8 +34,9 @@ typedef struct sw_kind_ctx {
 typedef struct sw_delete_opts {
     sw_propagation policy; /* propagationPolicy; UNSET when none was given */
     int orphan_dependents; /* the legacy orphanDependents: -1 unset, 0 false, 1 true */
-    char uid[64];          /* preconditions.uid, "" for none */
-    int64_t rv;            /* preconditions.resourceVersion, 0 for none */
+    bool has_uid, has_rv;  /* a precondition was given (an empty one too: it never matches) */
+    char uid[128];         /* preconditions.uid (cut: a longer one never matches either) */
+    char rv[32];           /* preconditions.resourceVersion, compared as the string it is */
     bool dry_run;
     int64_t grace_seconds; /* gracePeriodSeconds, -1 unset (accepted: no kind here is graceful) */
 } sw_delete_opts;

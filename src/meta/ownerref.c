@@ -134,21 +134,34 @@ static int by_string(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The names of a finalizer list as a set (a jansson object: hashed, so every check here is
+ * linear in the list, whatever its length). */
+static json_t *name_set(const json_t *finalizers)
+{
+    json_t *set = json_object(), *f;
+    size_t i;
+    json_array_foreach(finalizers, i, f)
+    {
+        if (json_is_string(f))
+            json_object_set_new(set, json_string_value(f), json_true());
+    }
+    return set;
+}
+
 int sw_finalizers_check_no_new(const json_t *now, const json_t *old)
 {
     size_t n = json_array_size(now), extra = 0, i;
     if (!n)
         return 0;
+    json_t *had = name_set(old), *seen = json_object(), *f;
     const char **names = sw_calloc(n, sizeof(*names));
-    json_t *f;
     json_array_foreach(now, i, f)
     {
         const char *s = json_string_value(f);
-        bool dup = false;
-        for (size_t j = 0; s && j < extra; j++)
-            dup = dup || !strcmp(names[j], s);
-        if (s && !dup && !sw_finalizers_has(old, s))
-            names[extra++] = s;
+        if (!s || json_object_get(had, s) || json_object_get(seen, s))
+            continue;
+        json_object_set_new(seen, s, json_true());
+        names[extra++] = s;
     }
     int error = 0;
     if (extra) {
@@ -163,6 +176,8 @@ int sw_finalizers_check_no_new(const json_t *now, const json_t *old)
         sw_buf_dispose(&b);
     }
     sw_free(names);
+    json_decref(had);
+    json_decref(seen);
     return error;
 }
 
@@ -185,17 +200,16 @@ json_t *sw_finalizers_for_delete(const json_t *finalizers, bool orphan, bool for
 
 bool sw_finalizers_same_set(const json_t *a, const json_t *b)
 {
-    size_t i;
-    json_t *f;
-    json_array_foreach(a, i, f)
+    json_t *sa = name_set(a), *sb = name_set(b);
+    bool same = json_object_size(sa) == json_object_size(sb);
+    const char *k;
+    json_t *v;
+    json_object_foreach(sa, k, v)
     {
-        if (!sw_finalizers_has(b, json_string_value(f)))
-            return false;
+        if (same && !json_object_get(sb, k))
+            same = false;
     }
-    json_array_foreach(b, i, f)
-    {
-        if (!sw_finalizers_has(a, json_string_value(f)))
-            return false;
-    }
-    return true;
+    json_decref(sa);
+    json_decref(sb);
+    return same;
 }

@@ -409,6 +409,87 @@ def test_namespaces(t, c, core):
     c.ok(t.gone("/api/v1/namespaces/gc-ns3"), "... the namespace is emptied and removed")
 
 
+def test_review_findings(t, c):
+    c.section("holes a review found (each once reproduced against the server)")
+    code, _ = t.req("POST", "/apis/image.openshift.io/v1/namespaces/default/imagestreams", {
+        "metadata": {"name": "dry-is"}, "spec": {"tags": [{"name": "t", "from": {
+            "kind": "DockerImage", "name": "example.com/x:1"}}]}})
+    code, _ = t.req("DELETE", "/apis/image.openshift.io/v1/namespaces/default/imagestreamtags/"
+                    "dry-is:t", {"dryRun": ["All"]})
+    code, st = t.get("/apis/image.openshift.io/v1/namespaces/default/imagestreams/dry-is")
+    c.eq([x["name"] for x in st["spec"].get("tags", [])], ["t"],
+         "a dry-run DELETE of an ImageStreamTag (dryRun in the body) keeps the tag")
+    t.cm("default", "all-ns-keep")
+    code, _ = t.req("DELETE", "/api/v1/configmaps")
+    c.eq(code, 405, "DELETE of a namespaced kind across all namespaces: 405")
+    c.eq(t.get(cm_path("default", "all-ns-keep"))[0], 200, "... and nothing was deleted")
+    code, _ = t.req("POST", "/api/v1/configmaps", {"metadata": {"name": "x"}})
+    c.eq(code, 405, "POST of a namespaced kind without a namespace: 405")
+    code, obj = t.req("PATCH", cm_path("default", "all-ns-keep"),
+                      {"metadata": {"uid": "not-the-uid", "labels": {"a": "b"}}},
+                      "application/merge-patch+json")
+    c.eq(code, 422, "a patch naming another uid: 422")
+    c.ok("metadata.uid" in obj["message"] and "field is immutable" in obj["message"],
+         "... metadata.uid: field is immutable", obj)
+    for body in ({"preconditions": {"uid": ""}}, {"preconditions": {"resourceVersion": ""}},
+                 {"preconditions": {"resourceVersion": "not-a-number"}}):
+        code, _ = t.req("DELETE", cm_path("default", "all-ns-keep"), body)
+        c.eq(code, 409, "an empty or foreign precondition never matches: %s" % json.dumps(body))
+    c.eq(t.get(cm_path("default", "all-ns-keep"))[0], 200, "... and nothing was deleted")
+    code, _ = t.req("DELETE", cm_path("default", "all-ns-keep") + "?preconditions.uid=")
+    c.eq(code, 409, "an empty uid precondition in the query: 409")
+
+    code, ns = t.req("POST", "/api/v1/namespaces", {"metadata": {"name": "gc-sf"},
+                                                    "spec": {"finalizers": ["example.com/x"]}})
+    c.eq(ns["spec"]["finalizers"], ["example.com/x", "kubernetes"],
+         "a namespace keeps the spec.finalizers it was created with, kubernetes added")
+    code, obj = t.req("PATCH", "/api/v1/namespaces/gc-sf/status",
+                      {"status": {"phase": "Terminating"}}, "application/merge-patch+json")
+    c.eq(code, 422, "phase Terminating on a live namespace: 422")
+    t.req("DELETE", "/api/v1/namespaces/gc-sf")
+    code, obj = t.req("PATCH", "/api/v1/namespaces/gc-sf/status",
+                      {"status": {"phase": "Active"}}, "application/merge-patch+json")
+    c.eq(code, 422, "phase Active on a terminating namespace: 422")
+    c.ok("may only be 'Terminating' if `deletionTimestamp` is not empty" in obj["message"],
+         "... says why",
+         obj)
+    ns = t.until(lambda: (lambda o: o if o["spec"]["finalizers"] == ["example.com/x"] else None)
+                 (t.get("/api/v1/namespaces/gc-sf")[1]))
+    c.ok(ns, "the namespace controller removes only its own finalizer", ns)
+    time.sleep(1.5)
+    c.eq(t.get("/api/v1/namespaces/gc-sf")[0], 200, "... and the namespace waits for the other")
+    code, obj = t.req("POST", cm_path("gc-sf"), {"metadata": {"name": "late"}})
+    causes = (obj or {}).get("details", {}).get("causes", [])
+    c.eq([(x.get("reason"), x.get("field")) for x in causes],
+         [("NamespaceTerminating", "metadata.namespace")],
+         "a 403 into a terminating namespace carries the NamespaceTerminating cause")
+    for method in ("GET", "PATCH"):
+        code, _ = t.req(method, "/api/v1/namespaces/gc-sf/finalize",
+                        {"spec": {"finalizers": []}} if method == "PATCH" else None,
+                        "application/merge-patch+json")
+        c.eq(code, 405, "%s on namespaces/<n>/finalize: 405 (update only)" % method)
+    for _ in range(20):
+        code, ns = t.get("/api/v1/namespaces/gc-sf")
+        ns["spec"]["finalizers"] = []
+        code, _ = t.req("PUT", "/api/v1/namespaces/gc-sf/finalize", ns)
+        if code != 409:
+            break
+    c.ok(t.gone("/api/v1/namespaces/gc-sf"), "PUT /finalize lets it go")
+
+    fin = ["f.example.com/x%d" % i for i in range(20000)]
+    t0 = time.monotonic()
+    code, _ = t.req("POST", cm_path("default"), {"metadata": {"name": "many-fin",
+                                                               "finalizers": fin}})
+    code2, _ = t.req("DELETE", cm_path("default", "many-fin"))
+    code3, _ = t.req("PATCH", cm_path("default", "many-fin"),
+                     {"metadata": {"finalizers": fin + ["f.example.com/new"]}},
+                     "application/merge-patch+json")
+    dt = time.monotonic() - t0
+    c.eq((code, code2, code3), (201, 200, 422), "20,000 finalizers: create, mark, refuse a new one")
+    c.ok(dt < 10, "... in linear time (%.1f s)" % dt)
+    t.unfinalize(cm_path("default", "many-fin"))
+
+
 def body(c):
     with swtest.Server() as s:
         s.start()
@@ -421,6 +502,7 @@ def body(c):
         test_dry_run(t, c, core)
         test_collection(t, c)
         test_namespaces(t, c, core)
+        test_review_findings(t, c)
         c.eq(s.stop(), 0, "the server stops cleanly")
         log = open(s.log_path, errors="replace").read()
         c.ok("ERROR: AddressSanitizer" not in log and "runtime error" not in log,
