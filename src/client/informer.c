@@ -386,6 +386,10 @@ static int lean_item(const json_t *page, json_t *item, void *payload)
     sw_informer *inf = payload;
     if (is_stopping(inf))
         return sw_error_set(SW_EUNAVAILABLE, "informer %s: stopping", inf->plural);
+    if (!item) {
+        deliver_list_start(inf); /* the list starts again from the top */
+        return 0;
+    }
     fill_kind((json_t *)page, item);
     deliver_add(inf, item);
     return 0;

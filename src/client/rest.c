@@ -849,15 +849,24 @@ int sw_client_list_each(sw_client *c, const sw_resource *r, const char *ns,
     sw_list_opts o = opts ? *opts : (sw_list_opts){0};
     int64_t limit = o.limit > 0 ? o.limit : 500;
     int error = 0;
-    /* A continue token that expired (compaction) starts the list again once from the top:
-     * fn sees some items twice, never a list that mixes two revisions silently. */
+    /* A continue token that expired (compaction) starts the list again once from the top,
+     * and fn is told so (page and item NULL): it sees some items twice, never a list that
+     * mixes two revisions silently. */
     for (int round = 0; round < 2; round++) {
         char *cont = NULL;
         bool first = true;
+        if (round && (error = fn(NULL, NULL, payload)) < 0)
+            break;
         do {
             json_t *page = NULL, *item;
             size_t i;
-            if ((error = list_page(c, r, ns, &o, limit, cont, &page)) < 0)
+            error = list_page(c, r, ns, &o, limit, cont, &page);
+            if (error == SW_ELIMIT && limit > 1) {
+                /* a page of large objects past the reply cap: smaller pages */
+                limit = limit / 4 > 0 ? limit / 4 : 1;
+                continue;
+            }
+            if (error < 0)
                 break;
             if (first && rv)
                 sw_strlcpy(rv, sw_json_str_at(page, "metadata.resourceVersion") ?: "", rv_len);

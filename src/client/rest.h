@@ -76,8 +76,10 @@ int sw_client_list_opts(sw_client *c, const sw_resource *r, const char *ns,
  * SW_E* code stops the list with it. */
 typedef int (*sw_client_item_fn)(const json_t *page, json_t *item, void *payload);
 /* The List page by page (limit: opts->limit, else 500), each item handed to fn as it comes,
- * so a long list is never held whole. rv (may be NULL) gets the first page's resourceVersion.
- * A continue token that expired (410) restarts the list once from the top. */
+ * so a long list is never held whole; a page larger than the server's reply cap (413) is asked
+ * again in smaller pages. rv (may be NULL) gets the first page's resourceVersion. A continue
+ * token that expired (410) restarts the list once from the top, after fn(NULL, NULL, payload)
+ * tells it so (what it got before is superseded). */
 int sw_client_list_each(sw_client *c, const sw_resource *r, const char *ns,
                         const sw_list_opts *opts, sw_client_item_fn fn, void *payload, char *rv,
                         size_t rv_len);

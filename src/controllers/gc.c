@@ -22,11 +22,15 @@
 
 #define COMPONENT "garbage-collector"
 
+#define SYNC_WAIT_MS 60000 /* a resource that cannot be listed stops decisions this long */
+
 typedef struct source {
     struct sw_gc *gc;
     int kind;
     sw_resource res; /* strings owned */
     sw_informer *inf;
+    int64_t added_ms;  /* when it was followed */
+    bool given_up;     /* never listed within SYNC_WAIT_MS: decisions go on without it */
 } source;
 
 struct sw_gc {
@@ -46,18 +50,26 @@ struct sw_gc {
 
 /* ---- graph hooks and informer handlers ---- */
 
+/* Queues "<prefix>:<uid>" (uids in references can be of any length). */
+static void enqueue(sw_gc *gc, char prefix, const char *uid)
+{
+    size_t n = strlen(uid);
+    char *key = sw_malloc(n + 3);
+    key[0] = prefix;
+    key[1] = ':';
+    memcpy(key + 2, uid, n + 1);
+    sw_controller_enqueue(gc->ctl, key);
+    sw_free(key);
+}
+
 static void hook_delete(void *ctx, const char *uid)
 {
-    char key[128];
-    snprintf(key, sizeof(key), "d:%s", uid);
-    sw_controller_enqueue(((sw_gc *)ctx)->ctl, key);
+    enqueue(ctx, 'd', uid);
 }
 
 static void hook_orphan(void *ctx, const char *uid)
 {
-    char key[128];
-    snprintf(key, sizeof(key), "o:%s", uid);
-    sw_controller_enqueue(((sw_gc *)ctx)->ctl, key);
+    enqueue(ctx, 'o', uid);
 }
 
 static void on_add(json_t *obj, void *payload)
@@ -156,6 +168,7 @@ static int rediscover(sw_gc *gc)
         s->kind = sw_gc_graph_kind(gc->graph, a->res.group, a->kind);
         s->res = (sw_resource){sw_strdup(a->res.group), sw_strdup(a->res.version),
                                sw_strdup(a->res.plural), a->res.namespaced};
+        s->added_ms = sw_time_mono_ms();
         sw_informer_opts io = {.backoff_max_ms = 30000};
         s->inf = sw_informers_get(gc->informers, &s->res, true, &io);
         sw_informer_handlers h = {.on_add = on_add,
@@ -224,6 +237,7 @@ typedef struct edit {
     size_t ndrop;
     bool unblock;
     const char *finalizer;
+    bool changed; /* set when a patch was written */
 } edit;
 
 static bool listed(char *const *set, size_t n, const char *s)
@@ -289,6 +303,8 @@ static int edit_once(void *arg)
         json_decref(next);
     error = sw_client_patch(e->gc->client, &e->m->res, e->m->res.namespaced ? e->ns : NULL,
                             e->name, "merge", patch, NULL);
+    if (error == 0)
+        e->changed = true;
     if (error == SW_ENOTFOUND)
         error = 0;
 done:
@@ -347,9 +363,11 @@ static int classify(sw_gc *gc, const mapping *im, const sw_gc_item *it, const sw
         *skip = true; /* before anything else: such a reference never collects */
         return SOLID;
     }
-    if (o->state == SW_GC_OWNER_ABSENT)
-        return DANGLING;
+    /* what the graph knows holds only for the reference's own coordinates (kind and name
+     * checked by the graph, the namespace here); anything else is read live by them */
     bool same_ns = !om.res.namespaced || sw_str_eq(o->ns, it->ns);
+    if (o->state == SW_GC_OWNER_ABSENT && same_ns)
+        return DANGLING;
     if (o->state == SW_GC_OWNER_PRESENT && same_ns)
         return SOLID;
     if (o->state == SW_GC_OWNER_WAITING && same_ns)
@@ -359,8 +377,9 @@ static int classify(sw_gc *gc, const mapping *im, const sw_gc_item *it, const sw
     if (error == SW_ENOTFOUND || (error == 0 && !sw_str_eq(sw_json_str_at(owner, "metadata.uid"),
                                                            o->uid))) {
         json_decref(owner);
-        sw_gc_graph_mark_absent(gc->graph, o->uid, it->uid);
-        if (o->state != SW_GC_OWNER_UNKNOWN && !same_ns)
+        if (o->matches && same_ns) /* the node's own identity was read: gone for everyone */
+            sw_gc_graph_mark_absent(gc->graph, o->uid, it->uid);
+        if (o->observed && !same_ns)
             invalid_namespace_event(gc, im, it, &om, o); /* the real owner lives elsewhere */
         return DANGLING;
     }
@@ -373,18 +392,29 @@ static int classify(sw_gc *gc, const mapping *im, const sw_gc_item *it, const sw
     return waiting ? WAITING : SOLID;
 }
 
-/* A node only references name: does it exist? */
+/* A node only references name: does it exist? Gone: its dependents are looked at. There:
+ * looked at again later until an informer sees it (or it goes), as kube requeues unobserved
+ * virtual nodes. */
 static int check_virtual(sw_gc *gc, const sw_gc_item *it)
 {
     mapping m;
     json_t *obj = NULL;
     if (!map_kind(gc, it->kind, &m))
         return SW_ENOTFOUND;
+    if (m.res.namespaced && !it->ns[0]) {
+        /* first named by a cluster-scoped object: no namespace to read it in; each dependent
+         * decides by its own coordinates */
+        for (size_t i = 0; i < it->ndependents; i++)
+            hook_delete(gc, it->dependents[i]);
+        return 0;
+    }
     int error = get_live(gc, &m, it->ns, it->name, &obj);
     if (error == SW_ENOTFOUND ||
         (error == 0 && !sw_str_eq(sw_json_str_at(obj, "metadata.uid"), it->uid))) {
         sw_gc_graph_mark_absent(gc->graph, it->uid, NULL);
         error = 0;
+    } else if (error == 0) {
+        error = SW_RECONCILE_BACKOFF;
     }
     json_decref(obj);
     return error;
@@ -394,7 +424,7 @@ static int check_virtual(sw_gc *gc, const sw_gc_item *it)
  * dependent blocks it; until then the blocking dependents are looked at. */
 static int deleting_dependents(sw_gc *gc, const sw_gc_item *it)
 {
-    if (it->nblocking) {
+    if (it->nblocking_all) {
         for (size_t i = 0; i < it->nblocking; i++)
             hook_delete(gc, it->blocking[i]);
         return 0;
@@ -491,12 +521,14 @@ static int attempt_delete(sw_gc *gc, const char *uid)
     }
     if (nwaiting && it.ndependents) {
         if (it.dependent_deleting_dependents) {
-            /* a cycle through foreground deletions would wait forever: unblock first */
+            /* a cycle through foreground deletions would wait forever: unblock first, then
+             * decide again on the version that write made (never delete without one) */
             edit e = {.gc = gc, .m = &m, .ns = it.ns, .name = it.name, .uid = it.uid,
                       .drop = drop, .ndrop = ndrop, .unblock = true};
-            if ((error = edit_object(&e)) < 0)
+            if ((error = edit_object(&e)) == 0 && e.changed)
+                error = 200;
+            if (error != 0)
                 goto done;
-            rv = 0; /* that write moved it */
         }
         error = delete_item(gc, &m, &it, "Foreground", rv);
         goto done;
@@ -550,9 +582,37 @@ static int attempt_orphan(sw_gc *gc, const char *uid)
     return error;
 }
 
+/* Whether every followed resource has been listed once: until then the graph lacks objects
+ * (an orphaning pass would miss dependents, a foreground owner would lose its finalizer before
+ * blocking dependents are known), so no decision is made, as kube's collector waits for its
+ * graph to sync. */
+static bool synced(sw_gc *gc)
+{
+    pthread_mutex_lock(&gc->mu);
+    bool ok = gc->nsources > 0;
+    int64_t now = sw_time_mono_ms();
+    for (size_t i = 0; ok && i < gc->nsources; i++) {
+        source *src = gc->sources[i];
+        if (src->given_up || sw_informer_has_synced(src->inf))
+            continue;
+        if (now - src->added_ms < SYNC_WAIT_MS) {
+            ok = false;
+        } else {
+            /* one resource nobody can list must not stop the collector for good */
+            src->given_up = true;
+            sw_log(SW_LOG_WARN, COMPONENT ": %s not listed after %d s; deciding without it",
+                   src->res.plural, SYNC_WAIT_MS / 1000);
+        }
+    }
+    pthread_mutex_unlock(&gc->mu);
+    return ok;
+}
+
 static int reconcile(void *ctx, const char *key)
 {
     sw_gc *gc = ctx;
+    if (!synced(gc))
+        return 200; /* look again once the informers have listed */
     if (sw_str_prefix(key, "d:"))
         return attempt_delete(gc, key + 2);
     if (sw_str_prefix(key, "o:"))

@@ -24,8 +24,12 @@ enum { REF_BLOCK = 1, REF_CONTROLLER = 2 };
 
 typedef struct gnode gnode;
 
+/* One reference: the owner node (by uid) and the coordinates the reference itself gives
+ * (kind, name), which may differ from the node's: a reference is only as good as all of them. */
 typedef struct gref {
     gnode *owner;
+    char *name;
+    uint16_t kind;
     uint8_t flags;
 } gref;
 
@@ -49,6 +53,9 @@ typedef struct gkind {
     uint32_t gen;
 } gkind;
 
+#define MAX_KINDS 4096     /* kinds named by references; past it they count as unknown */
+#define MAX_KIND_NAME 316  /* group (253) + kind (63): a longer one is no kind any server serves */
+
 struct sw_gc_graph {
     pthread_mutex_t mu;
     sw_gc_graph_hooks hooks;
@@ -58,6 +65,7 @@ struct sw_gc_graph {
     json_t *namespaces; /* interned namespace strings (keys) */
     gkind *kinds;
     size_t nkinds, capkinds;
+    json_t *kind_ids; /* "group/kind" -> id */
 };
 
 /* ---- tables ---- */
@@ -104,20 +112,28 @@ static const char *intern_ns(sw_gc_graph *g, const char *ns)
     return json_object_iter_key(it);
 }
 
+/* The id of (group, kind); 0 (no kind: never mapped, so never collected for) once MAX_KINDS
+ * are known or for names no server could serve: references from clients cannot grow the
+ * table without bound. */
 static int kind_id(sw_gc_graph *g, const char *group, const char *kind)
 {
+    char key[MAX_KIND_NAME + 2];
     group = group ? group : "";
     kind = kind ? kind : "";
-    for (size_t i = 0; i < g->nkinds; i++)
-        if (!strcmp(g->kinds[i].group, group) && !strcmp(g->kinds[i].kind, kind))
-            return (int)i;
-    if (g->nkinds == UINT16_MAX)
-        return 0; /* 65,535 kinds: past any real server; the first stands in */
+    if (strlen(group) + strlen(kind) > MAX_KIND_NAME)
+        return 0;
+    snprintf(key, sizeof(key), "%s/%s", group, kind);
+    json_t *id = json_object_get(g->kind_ids, key);
+    if (id)
+        return (int)json_integer_value(id);
+    if (g->nkinds >= MAX_KINDS)
+        return 0;
     if (g->nkinds == g->capkinds) {
         g->capkinds = g->capkinds ? g->capkinds * 2 : 16;
         g->kinds = sw_realloc(g->kinds, g->capkinds * sizeof(*g->kinds));
     }
     g->kinds[g->nkinds] = (gkind){sw_strdup(group), sw_strdup(kind), 0};
+    json_object_set_new(g->kind_ids, key, json_integer((json_int_t)g->nkinds));
     return (int)g->nkinds++;
 }
 
@@ -130,15 +146,23 @@ sw_gc_graph *sw_gc_graph_new(const sw_gc_graph_hooks *hooks)
     g->buckets = sw_calloc(g->nbuckets, sizeof(*g->buckets));
     sw_random_bytes(&g->seed, sizeof(g->seed));
     g->namespaces = json_object();
+    g->kind_ids = json_object();
     kind_id(g, "", ""); /* id 0: no kind */
     return g;
+}
+
+static void refs_free(gref *refs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        sw_free(refs[i].name);
+    sw_free(refs);
 }
 
 static void node_free(gnode *n)
 {
     sw_free(n->uid);
     sw_free(n->name);
-    sw_free(n->owners);
+    refs_free(n->owners, n->nowners);
     sw_free(n->deps);
     sw_free(n);
 }
@@ -159,6 +183,7 @@ void sw_gc_graph_free(sw_gc_graph *g)
     sw_free(g->kinds);
     sw_free(g->buckets);
     json_decref(g->namespaces);
+    json_decref(g->kind_ids);
     pthread_mutex_destroy(&g->mu);
     sw_free(g);
 }
@@ -275,8 +300,15 @@ static gref *find_ref(gnode *n, const gnode *owner)
     return NULL;
 }
 
+/* Whether a reference's coordinates (kind, name) are the owner node's own. */
+static bool ref_matches(const gref *r)
+{
+    return r->kind == r->owner->kind && r->owner->name && !strcmp(r->name, r->owner->name);
+}
+
 /* The reference list of obj replaces n's: edges come and go, and what they change is looked at
- * again (a new unknown owner, an owner already gone, a foreground owner losing a block). */
+ * again (a new unknown owner, an owner already gone, a reference that does not match the owner
+ * it names, a foreground owner losing a block). */
 static void set_owners(sw_gc_graph *g, gnode *n, const json_t *refs)
 {
     size_t count = json_array_size(refs), i;
@@ -297,16 +329,18 @@ static void set_owners(sw_gc_graph *g, gnode *n, const json_t *refs)
             dup = dup || next[j].owner == o;
         if (dup)
             continue;
+        uint16_t kind = (uint16_t)kind_id(g, group, sw_json_str_at(ref, "kind"));
+        const char *name = sw_json_str_at(ref, "name");
         if (!o) {
             o = node_new(g, uid);
             o->flags = N_VIRTUAL;
-            o->kind = (uint16_t)kind_id(g, group, sw_json_str_at(ref, "kind"));
-            set_name(o, sw_json_str_at(ref, "name"));
+            o->kind = kind;
+            set_name(o, name);
             o->ns = n->ns; /* a namespaced owner is looked for in its dependent's namespace */
         }
         uint8_t flags = (sw_json_bool_at(ref, "blockOwnerDeletion") ? REF_BLOCK : 0) |
                         (sw_json_bool_at(ref, "controller") ? REF_CONTROLLER : 0);
-        next[nnext++] = (gref){o, flags};
+        next[nnext++] = (gref){o, sw_strdup(name ? name : ""), kind, flags};
     }
     /* edges that went */
     for (uint32_t i2 = 0; i2 < n->nowners; i2++) {
@@ -331,14 +365,15 @@ static void set_owners(sw_gc_graph *g, gnode *n, const json_t *refs)
                 attempt_delete(g, o); /* does this owner exist? */
             else if (o->flags & (N_ABSENT | N_DEL_DEPS))
                 attempt_delete(g, n);
-            else if (!(o->flags & N_VIRTUAL) && o->ns[0] && o->ns != n->ns)
-                attempt_delete(g, n); /* a namespaced owner seen in another namespace */
+            else if (!(o->flags & N_VIRTUAL) &&
+                     ((o->ns[0] && o->ns != n->ns) || !ref_matches(&next[j])))
+                attempt_delete(g, n); /* names a seen owner with other coordinates */
         } else if ((old->flags & REF_BLOCK) && !(next[j].flags & REF_BLOCK) &&
                    (o->flags & N_DEL_DEPS)) {
             attempt_delete(g, o);
         }
     }
-    sw_free(n->owners);
+    refs_free(n->owners, n->nowners);
     n->owners = next;
     n->nowners = nnext;
 }
@@ -378,6 +413,14 @@ void sw_gc_graph_upsert(sw_gc_graph *g, int kind, const json_t *obj)
     n->gen = g->kinds[n->kind].gen;
     n->flags = flags;
     set_owners(g, n, json_object_get(meta, "ownerReferences"));
+    /* an owner first seen now: dependents whose references name it with other coordinates
+     * than its own are looked at (their references may be dangling) */
+    for (uint32_t i = 0; fresh && i < n->ndeps; i++) {
+        gnode *d = n->deps[i];
+        const gref *r = find_ref(d, n);
+        if (d != n && r && (!ref_matches(r) || (n->ns[0] && n->ns != d->ns)))
+            attempt_delete(g, d);
+    }
     /* deletion that starts (or is first seen): the orphaning pass, or foreground deletion of
      * the dependents and the owner's own check */
     if ((flags & N_DELETING) && (flags & N_ORPHAN) && !((before & N_DELETING) && (before & N_ORPHAN)))
@@ -401,7 +444,7 @@ static void remove_node(sw_gc_graph *g, gnode *n)
             attempt_delete(g, o);
         release(g, o);
     }
-    sw_free(n->owners);
+    refs_free(n->owners, n->nowners);
     n->owners = NULL;
     n->nowners = 0;
     if (n->ndeps) {
@@ -479,8 +522,13 @@ void sw_gc_graph_mark_absent(sw_gc_graph *g, const char *uid, const char *except
 
 /* ---- the view ---- */
 
-static int owner_state(const gnode *o)
+/* What the graph knows of the owner a reference names: only for a reference whose coordinates
+ * are the node's (another name or kind must be read live by its own). */
+static int owner_state(const gref *r)
 {
+    const gnode *o = r->owner;
+    if (!ref_matches(r))
+        return SW_GC_OWNER_UNKNOWN;
     if (o->flags & N_ABSENT)
         return SW_GC_OWNER_ABSENT;
     if (o->flags & N_VIRTUAL)
@@ -512,10 +560,10 @@ int sw_gc_graph_item(sw_gc_graph *g, const char *uid, sw_gc_item *out)
     out->owners = n->nowners ? sw_calloc(n->nowners, sizeof(*out->owners)) : NULL;
     for (uint32_t i = 0; i < n->nowners; i++) {
         const gref *r = &n->owners[i];
-        out->owners[i] = (sw_gc_owner){sw_strdup(r->owner->uid), r->owner->kind,
-                                       sw_strdup(r->owner->name ? r->owner->name : ""),
-                                       sw_strdup(r->owner->ns), owner_state(r->owner),
-                                       r->flags & REF_BLOCK, r->flags & REF_CONTROLLER};
+        out->owners[i] = (sw_gc_owner){sw_strdup(r->owner->uid), r->kind, sw_strdup(r->name),
+                                       sw_strdup(r->owner->ns), owner_state(r),
+                                       r->flags & REF_BLOCK, r->flags & REF_CONTROLLER,
+                                       ref_matches(r), !(r->owner->flags & N_VIRTUAL)};
     }
     out->ndependents = n->ndeps;
     out->dependents = n->ndeps ? sw_calloc(n->ndeps, sizeof(char *)) : NULL;
@@ -524,8 +572,12 @@ int sw_gc_graph_item(sw_gc_graph *g, const char *uid, sw_gc_item *out)
         gnode *d = n->deps[i];
         out->dependents[i] = sw_strdup(d->uid);
         gref *r = find_ref(d, n);
-        if (r && (r->flags & REF_BLOCK))
-            out->blocking[out->nblocking++] = sw_strdup(d->uid);
+        if (r && (r->flags & REF_BLOCK)) {
+            out->nblocking_all++;
+            /* itself, or one deleting its own dependents, is not looked at from here */
+            if (d != n && !(d->flags & N_DEL_DEPS))
+                out->blocking[out->nblocking++] = sw_strdup(d->uid);
+        }
         if (d->flags & N_DEL_DEPS)
             out->dependent_deleting_dependents = true;
     }

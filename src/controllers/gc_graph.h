@@ -61,12 +61,15 @@ enum {
 /* Strings of the view are owned by it (sw_gc_item_dispose frees them). */
 typedef struct sw_gc_owner {
     char *uid;
-    int kind;
-    char *name;
+    int kind;        /* the reference's kind */
+    char *name;      /* the reference's name */
     char *ns;        /* the namespace the owner node holds ("" cluster-scoped) */
-    int state;       /* SW_GC_OWNER_* */
+    int state;       /* SW_GC_OWNER_*: UNKNOWN whenever the reference's kind or name are not
+                      * the owner node's (then only a live read by them can tell) */
     bool block;      /* the reference has blockOwnerDeletion */
     bool controller; /* the reference has controller */
+    bool matches;    /* the reference's kind and name are the owner node's */
+    bool observed;   /* the owner node was seen by an informer (not only named) */
 } sw_gc_owner;
 
 typedef struct sw_gc_item {
@@ -85,7 +88,8 @@ typedef struct sw_gc_item {
     size_t nowners;
     char **dependents; /* uids of every dependent */
     size_t ndependents;
-    char **blocking; /* uids of the dependents whose reference blocks this one's deletion */
+    size_t nblocking_all; /* dependents whose reference blocks this one's deletion */
+    char **blocking; /* those of them to look at: not itself, not deleting their own */
     size_t nblocking;
     bool dependent_deleting_dependents; /* some dependent is itself deleting its dependents */
 } sw_gc_item;

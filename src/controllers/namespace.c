@@ -71,6 +71,7 @@ static int resources(sw_namespace_controller *nc, sw_api_resources *out)
 typedef struct pass {
     sw_namespace_controller *nc;
     const char *ns;
+    bool partial; /* discovery missed some group version: the namespace is not finalized */
     json_t *remaining;  /* "plural.group" -> count */
     json_t *finalizers; /* finalizer -> count */
     sw_buf errors;      /* what could not be deleted */
@@ -102,6 +103,10 @@ static int count_item(const json_t *page, json_t *item, void *payload)
     counting *c = payload;
     size_t i;
     json_t *f;
+    if (!item) { /* the list starts again: count from zero */
+        json_object_del(c->p->remaining, c->label);
+        return 0;
+    }
     if (c->delete_each) {
         const char *name = sw_json_str_at(item, "metadata.name");
         int error = sw_client_delete_opts(c->p->nc->client, &c->r->res, c->p->ns, name,
@@ -178,9 +183,14 @@ static json_t *conditions(const pass *p)
 {
     json_t *out = json_array();
     sw_buf b = SW_BUF_INIT(16384);
-    json_array_append_new(out, condition("NamespaceDeletionDiscoveryFailure", false,
-                                         "ResourcesDiscovered",
-                                         "All resources successfully discovered"));
+    json_array_append_new(out, p->partial
+                                   ? condition("NamespaceDeletionDiscoveryFailure", true,
+                                               "DiscoveryFailed",
+                                               "Discovery failed for some groups; their content "
+                                               "is not deleted yet")
+                                   : condition("NamespaceDeletionDiscoveryFailure", false,
+                                               "ResourcesDiscovered",
+                                               "All resources successfully discovered"));
     json_array_append_new(out, condition("NamespaceDeletionGroupVersionParsingFailure", false,
                                          "ParsedGroupVersions",
                                          "All legacy kube types successfully parsed"));
@@ -329,14 +339,15 @@ static int reconcile(void *ctx, const char *name)
     if ((error = resources(nc, &res)) < 0)
         return error;
     pass p = {.nc = nc, .ns = name, .remaining = json_object(), .finalizers = json_object(),
-              .errors = SW_BUF_INIT(8192)};
+              .errors = SW_BUF_INIT(8192), .partial = res.partial};
     for (size_t k = 0; k < res.count; k++) {
         const sw_api_resource *r = &res.items[k];
         unsigned need = SW_VERB_LIST | SW_VERB_DELETE;
         if (r->res.namespaced && (r->verbs & need) == need)
             empty_resource(&p, r);
     }
-    bool empty = !json_object_size(p.remaining) && !p.nerrors;
+    /* what discovery could not see may still hold content: never finalized past it */
+    bool empty = !json_object_size(p.remaining) && !p.nerrors && !p.partial;
     status_write w = {nc, name, &p, false};
     error = sw_retry_on_conflict(0, write_once, &w);
     if (error == 0 && empty) {

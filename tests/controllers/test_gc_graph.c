@@ -72,7 +72,7 @@ static void clear(fixture *f)
 }
 
 /* An object: name, ns ("" cluster-scoped), uid, rv, owner references as "uid|Kind|name" or
- * "uid|example.com/Kind|name", with "|block" for blockOwnerDeletion (NULL-terminated),
+ * "uid|group/Kind|name", with "|block" for blockOwnerDeletion (NULL-terminated),
  * finalizers (NULL-terminated) and whether it is being deleted. */
 static json_t *obj(const char *name, const char *ns, const char *uid, const char *rv,
                    const char *const *owners, const char *const *finalizers, bool deleting)
@@ -91,11 +91,14 @@ static json_t *obj(const char *name, const char *ns, const char *uid, const char
             if (p)
                 *p++ = '\0';
         }
+        char api[128] = "v1";
         const char *slash = strrchr(parts[1], '/');
+        if (slash)
+            snprintf(api, sizeof(api), "%.*s/v1", (int)(slash - parts[1]), parts[1]);
         json_array_append_new(
-            refs, json_pack("{s:s, s:s, s:s, s:s, s:b}", "uid", parts[0], "apiVersion",
-                            slash ? "example.com/v1" : "v1", "kind", slash ? slash + 1 : parts[1],
-                            "name", parts[2], "blockOwnerDeletion", parts[3] != NULL));
+            refs, json_pack("{s:s, s:s, s:s, s:s, s:b}", "uid", parts[0], "apiVersion", api,
+                            "kind", slash ? slash + 1 : parts[1], "name", parts[2],
+                            "blockOwnerDeletion", parts[3] != NULL));
     }
     if (json_array_size(refs))
         json_object_set(meta, "ownerReferences", refs);
@@ -166,7 +169,7 @@ static void test_chain(void **state)
 static void test_several_owners_cross_kind(void **state)
 {
     fixture *f = *state;
-    const char *owners[] = {"u1|ConfigMap|a1", "u2|example.com/ImageStream|is", NULL};
+    const char *owners[] = {"u1|ConfigMap|a1", "u2|image.openshift.io/ImageStream|is", NULL};
     upsert(f, f->cm, obj("a1", "n", "u1", "1", NULL, NULL, false));
     upsert(f, f->is, obj("is", "n", "u2", "2", NULL, NULL, false));
     upsert(f, f->cm, obj("b", "n", "ub", "3", owners, NULL, false));
@@ -191,7 +194,7 @@ static void test_several_owners_cross_kind(void **state)
     assert_int_equal(owner_state(f, "ub", 0), SW_GC_OWNER_ABSENT);
     assert_int_equal(owner_state(f, "ub", 1), SW_GC_OWNER_PRESENT); /* the other keeps it */
     /* the dependent drops the reference to the owner that went: that node goes too */
-    const char *left[] = {"u2|example.com/ImageStream|is", NULL};
+    const char *left[] = {"u2|image.openshift.io/ImageStream|is", NULL};
     upsert(f, f->cm, obj("b", "n", "ub", "4", left, NULL, false));
     assert_int_not_equal(sw_gc_graph_item(f->g, "u1", &it), 0);
     sw_gc_item_dispose(&it);
@@ -327,6 +330,16 @@ static void test_foreground_and_orphan(void **state)
     sw_gc_graph_remove(f->g, "ua");
     assert_int_equal(sw_gc_graph_size(f->g), 0);
 
+    /* an owner that blocks its own deletion is stuck (as in Kubernetes), but not looked at in
+     * a loop: it is not among the blocking dependents to look at */
+    const char *self[] = {"us|ConfigMap|s|block", NULL};
+    upsert(f, f->cm, obj("s", "n", "us", "9", self, fg, true));
+    assert_int_equal(sw_gc_graph_item(f->g, "us", &it), 0);
+    assert_int_equal(it.nblocking_all, 1);
+    assert_int_equal(it.nblocking, 0);
+    sw_gc_item_dispose(&it);
+    sw_gc_graph_remove(f->g, "us");
+
     clear(f);
     upsert(f, f->cm, obj("o", "n", "uo", "7", NULL, orphan, false));
     assert_int_equal(json_object_size(f->queued), 0); /* not being deleted */
@@ -337,6 +350,58 @@ static void test_foreground_and_orphan(void **state)
     sw_gc_item_dispose(&it);
     sw_gc_graph_remove(f->g, "uo");
     assert_int_equal(sw_gc_graph_size(f->g), 0);
+}
+
+/* What the graph knows of an owner holds only for references with its coordinates: a
+ * reference with the right uid but another name or kind must be read live by its own. */
+static void test_coordinates(void **state)
+{
+    fixture *f = *state;
+    const char *right[] = {"ua|ConfigMap|a", NULL}, *wrong_name[] = {"ua|ConfigMap|not-a", NULL};
+    const char *wrong_kind[] = {"ua|image.openshift.io/ImageStream|a", NULL};
+    upsert(f, f->cm, obj("a", "n", "ua", "1", NULL, NULL, false));
+    upsert(f, f->cm, obj("good", "n", "ug", "2", right, NULL, false));
+    assert_int_equal(json_object_size(f->queued), 0);
+    upsert(f, f->cm, obj("bad-name", "n", "ubn", "3", wrong_name, NULL, false));
+    assert_true(queued(f, "d:ubn")); /* a seen owner, other coordinates: looked at */
+    upsert(f, f->cm, obj("bad-kind", "n", "ubk", "4", wrong_kind, NULL, false));
+    assert_true(queued(f, "d:ubk"));
+    sw_gc_item it;
+    assert_int_equal(sw_gc_graph_item(f->g, "ubn", &it), 0);
+    assert_int_equal(it.owners[0].state, SW_GC_OWNER_UNKNOWN);
+    assert_false(it.owners[0].matches);
+    assert_true(it.owners[0].observed);
+    assert_string_equal(it.owners[0].name, "not-a"); /* the reference's, to read live */
+    sw_gc_item_dispose(&it);
+    assert_int_equal(owner_state(f, "ug", 0), SW_GC_OWNER_PRESENT);
+    sw_gc_graph_remove(f->g, "ubn");
+    sw_gc_graph_remove(f->g, "ubk");
+    sw_gc_graph_remove(f->g, "ug");
+    sw_gc_graph_remove(f->g, "ua");
+    assert_int_equal(sw_gc_graph_size(f->g), 0);
+
+    /* a virtual node takes the first reference's coordinates; a wrong first one is not the
+     * owner's identity once the owner is seen, and its dependent is looked at then */
+    clear(f);
+    upsert(f, f->cm, obj("d1", "n", "ud1", "5", wrong_name, NULL, false));
+    upsert(f, f->cm, obj("d2", "n", "ud2", "6", right, NULL, false));
+    assert_int_equal(owner_state(f, "ud2", 0), SW_GC_OWNER_UNKNOWN); /* virtual "not-a" */
+    clear(f);
+    upsert(f, f->cm, obj("a", "n", "ua", "7", NULL, NULL, false));
+    assert_true(queued(f, "d:ud1"));
+    assert_false(queued(f, "d:ud2"));
+    assert_int_equal(owner_state(f, "ud2", 0), SW_GC_OWNER_PRESENT);
+    assert_int_equal(owner_state(f, "ud1", 0), SW_GC_OWNER_UNKNOWN);
+    sw_gc_graph_remove(f->g, "ud1");
+    sw_gc_graph_remove(f->g, "ud2");
+    sw_gc_graph_remove(f->g, "ua");
+    assert_int_equal(sw_gc_graph_size(f->g), 0);
+
+    /* kinds no server could serve do not grow the table */
+    char kind[400];
+    memset(kind, 'K', sizeof(kind) - 1);
+    kind[sizeof(kind) - 1] = '\0';
+    assert_int_equal(sw_gc_graph_kind(f->g, "example.com", kind), 0);
 }
 
 static void test_relist(void **state)
@@ -405,6 +470,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recreated_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unseen_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreground_and_orphan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_coordinates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many, setup, teardown),
     };
