@@ -47,9 +47,8 @@ static void run_one(sw_controller *c, const char *key)
         return;
     }
     if (r < 0) {
-        /* the first failure of a key is worth a line; its retries only at debug level */
-        int level = sw_workqueue_num_requeues(c->queue, key) ? SW_LOG_DEBUG : SW_LOG_INFO;
-        sw_log(level, "%s: %s: %s (retrying)", c->name, key, sw_error_msg());
+        /* every failure is worth a line at the default level: the backoff spaces them */
+        sw_log(SW_LOG_WARN, "%s: %s: %s (retrying)", c->name, key, sw_error_msg());
         sw_workqueue_add_rate_limited(c->queue, key);
         return;
     }

@@ -23,7 +23,7 @@ typedef struct sw_controller sw_controller;
  * milliseconds to look again after that long (also clears it), SW_RECONCILE_BACKOFF to look
  * again after the key's next backoff without it being an error (a build waiting for its base),
  * or a negative SW_E* code: the key is retried with the queue's per-key backoff and the error
- * logged (at info level the first time, debug level on its retries). */
+ * logged as a warning (the backoff spaces the lines). */
 typedef int (*sw_reconcile_fn)(void *ctx, const char *key);
 
 #define SW_RECONCILE_BACKOFF (-1000)

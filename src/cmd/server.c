@@ -80,7 +80,7 @@ static void usage(FILE *f)
         "                              further builds wait in New\n"
         "  --controllers LIST          the embedded controllers to run: a comma list of import,\n"
         "                              build, garbagecollector, namespace; * for all (the\n"
-        "                              default), -NAME to leave one out\n"
+        "                              default); *,-NAME for all but NAME\n"
         "  --no-controllers            serve the API only (run `slipway controllers` elsewhere);\n"
         "                              objects then keep their deletion finalizers and a deleted\n"
         "                              namespace stays Terminating until controllers run\n"
@@ -313,6 +313,7 @@ static int run(server_flags *f)
         sw_controllers_opts co = {
             .kubeconfig = kcpath,
             .enabled = f->controllers,
+            .slipway_server = true,
             .import = {.scheduled_interval_s = (int)f->scheduled_interval,
                        .max_scheduled_per_minute = (int)f->scheduled_per_minute},
             .build = {.insecure_registries = f->insecure,

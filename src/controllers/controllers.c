@@ -10,6 +10,7 @@
 #include "util/str.h"
 #include "util/time.h"
 
+#include <pthread.h>
 #include <string.h>
 
 enum { C_IMPORT, C_BUILD, C_GC, C_NAMESPACE, NCONTROLLERS };
@@ -24,6 +25,13 @@ struct sw_controllers {
     sw_build_controller *build;
     sw_gc *gc;
     sw_namespace_controller *ns;
+    sw_gc_opts gc_opts;
+    sw_namespace_controller_opts ns_opts;
+    int want[NCONTROLLERS];
+    pthread_mutex_t mu; /* gc, ns, stopping: the probe may start them late */
+    pthread_cond_t cond;
+    bool stopping, probing;
+    pthread_t probe;
 };
 
 /* One token's controller index, or -1. */
@@ -56,15 +64,24 @@ static int parse(const char *enabled, int want[NCONTROLLERS])
                                     "--controllers: unknown controller \"%.*s\" (known: import, "
                                     "build, garbagecollector, namespace, *)",
                                     (int)(tlen > 64 ? 64 : tlen), tok);
-            want[i] = off ? -1 : 2;
+            if (want[i] != 2 && want[i] != -1) /* the first explicit word wins, as in kube */
+                want[i] = off ? -1 : 2;
         }
         p += len;
         if (*p == ',')
             p++;
     }
-    for (int i = 0; i < NCONTROLLERS; i++)
+    bool any = false;
+    for (int i = 0; i < NCONTROLLERS; i++) {
         if (want[i] < 0)
             want[i] = 0;
+        any = any || want[i];
+    }
+    if (!any && *(enabled ? enabled : "*"))
+        return sw_error_set(SW_EINVALID,
+                            "--controllers %.64s runs no controller (to leave one out of the "
+                            "default set, write *,-NAME; to run none, --no-controllers)",
+                            enabled);
     return 0;
 }
 
@@ -74,60 +91,97 @@ int sw_controllers_check(const char *enabled)
     return parse(enabled, want);
 }
 
-/* Whether the API server is slipway's own (its /version says so); a server not up yet is
- * waited for up to 10 s. */
-static bool slipway_server(sw_client *c)
+/* Under mu: creates and starts the garbage collector and/or the namespace controller. Their
+ * informers (lean ones, namespaces) are theirs alone, so they can start after the others. */
+static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns)
 {
-    json_t *v = NULL;
-    int error = SW_EUNAVAILABLE;
-    for (int i = 0; i < 20 && error == SW_EUNAVAILABLE; i++) {
-        if (i)
-            sw_time_sleep_ms(500);
-        error = sw_client_request(c, "GET", "/version", NULL, NULL, NULL, &v);
+    int error = 0;
+    if (gc && !c->gc && (error = sw_gc_new(&c->gc, c->client, c->informers, &c->gc_opts)) == 0)
+        error = sw_gc_start(c->gc);
+    if (error == 0 && ns && !c->ns &&
+        (error = sw_namespace_controller_new(&c->ns, c->client, c->informers, &c->ns_opts)) == 0)
+        error = sw_informers_start(c->informers);
+    if (error == 0 && ns && c->ns)
+        error = sw_namespace_controller_start(c->ns);
+    if (error < 0)
+        sw_log(SW_LOG_ERROR, "cannot start the garbage collector or namespace controller: %s",
+               sw_error_msg());
+    return error;
+}
+
+/* The garbage collector and the namespace controller of the default set wait until the
+ * server first answers /version: only an answer without "-slipway-" (a real cluster, whose
+ * kube-controller-manager does their work) leaves them out. Errors are retried until stop. */
+static void *probe_main(void *arg)
+{
+    sw_controllers *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        json_t *v = NULL;
+        int error = sw_client_request(c->client, "GET", "/version", NULL, NULL, NULL, &v);
+        bool slipway = error == 0 && strstr(sw_json_str_at(v, "gitVersion") ?: "", "-slipway-");
+        json_decref(v);
+        pthread_mutex_lock(&c->mu);
+        if (c->stopping)
+            break;
+        if (error == 0) {
+            if (slipway)
+                start_cluster_controllers(c, c->want[C_GC] != 0, c->want[C_NAMESPACE] != 0);
+            else
+                sw_log(SW_LOG_INFO, "not a slipway server: garbagecollector and namespace are "
+                                    "left to its kube-controller-manager (name them in "
+                                    "--controllers to run them anyway)");
+            break;
+        }
+        struct timespec ts = sw_time_mono_deadline(1000);
+        pthread_cond_timedwait(&c->cond, &c->mu, &ts);
     }
-    bool yes = error == 0 && strstr(sw_json_str_at(v, "gitVersion") ?: "", "-slipway-");
-    json_decref(v);
-    return yes;
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
 }
 
 int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
 {
     sw_kubeconfig *kc = NULL;
     sw_controllers *c = sw_calloc(1, sizeof(*c));
-    int want[NCONTROLLERS];
-    int error = parse(opts->enabled, want);
+    pthread_mutex_init(&c->mu, NULL);
+    sw_time_cond_init(&c->cond);
+    c->gc_opts = opts->gc;
+    c->ns_opts = opts->ns;
+    int error = parse(opts->enabled, c->want);
     if (error == 0)
         error = sw_kubeconfig_load(&kc, opts->kubeconfig, NULL);
     if (error == 0)
         error = sw_client_new(&c->client, kc);
     if (error == 0)
         error = sw_informers_new(&c->informers, c->client);
-    if (error == 0 && (want[C_GC] == 1 || want[C_NAMESPACE] == 1) && !slipway_server(c->client)) {
-        sw_log(SW_LOG_INFO, "not a slipway server: garbagecollector and namespace are left to "
-                            "its kube-controller-manager (name them in --controllers to run "
-                            "them anyway)");
-        want[C_GC] = want[C_GC] == 1 ? 0 : want[C_GC];
-        want[C_NAMESPACE] = want[C_NAMESPACE] == 1 ? 0 : want[C_NAMESPACE];
-    }
     /* every controller adds its handlers before the shared informers start */
-    if (error == 0 && want[C_IMPORT])
+    if (error == 0 && c->want[C_IMPORT])
         error = sw_import_controller_new(&c->import, c->client, c->informers, &opts->import);
-    if (error == 0 && want[C_BUILD])
+    if (error == 0 && c->want[C_BUILD])
         error = sw_build_controller_new(&c->build, c->client, kc, c->informers, &opts->build);
-    if (error == 0 && want[C_GC])
-        error = sw_gc_new(&c->gc, c->client, c->informers, &opts->gc);
-    if (error == 0 && want[C_NAMESPACE])
-        error = sw_namespace_controller_new(&c->ns, c->client, c->informers, &opts->ns);
     if (error == 0)
         error = sw_informers_start(c->informers);
     if (error == 0 && c->import)
         error = sw_import_controller_start(c->import);
     if (error == 0 && c->build)
         error = sw_build_controller_start(c->build);
-    if (error == 0 && c->gc)
-        error = sw_gc_start(c->gc);
-    if (error == 0 && c->ns)
-        error = sw_namespace_controller_start(c->ns);
+    /* named ones (or any, against slipway's own server) start now; the default set asks */
+    bool now_gc = c->want[C_GC] == 2 || (c->want[C_GC] && opts->slipway_server);
+    bool now_ns = c->want[C_NAMESPACE] == 2 || (c->want[C_NAMESPACE] && opts->slipway_server);
+    if (error == 0 && (now_gc || now_ns)) {
+        pthread_mutex_lock(&c->mu);
+        error = start_cluster_controllers(c, now_gc, now_ns);
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (error == 0 && ((c->want[C_GC] && !now_gc) || (c->want[C_NAMESPACE] && !now_ns))) {
+        c->want[C_GC] = c->want[C_GC] && !now_gc;
+        c->want[C_NAMESPACE] = c->want[C_NAMESPACE] && !now_ns;
+        if (pthread_create(&c->probe, NULL, probe_main, c) != 0)
+            error = sw_error_set(SW_ERROR, "cannot start the server probe");
+        c->probing = error == 0;
+    }
     sw_kubeconfig_free(kc);
     if (error < 0) {
         sw_controllers_stop(c);
@@ -139,21 +193,34 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
 
 sw_gc *sw_controllers_gc(sw_controllers *c)
 {
-    return c ? c->gc : NULL;
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&c->mu);
+    sw_gc *gc = c->gc;
+    pthread_mutex_unlock(&c->mu);
+    return gc;
 }
 
 void sw_controllers_stop(sw_controllers *c)
 {
     if (!c)
         return;
+    pthread_mutex_lock(&c->mu);
+    c->stopping = true;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->mu);
     if (c->client)
         sw_client_shutdown(c->client); /* workers in a long request (an import) return now */
-    sw_informers_stop(c->informers);   /* no handler runs once the controllers are freed */
+    if (c->probing)
+        pthread_join(c->probe, NULL);
+    sw_informers_stop(c->informers); /* no handler runs once the controllers are freed */
     sw_namespace_controller_free(c->ns);
     sw_gc_free(c->gc);
     sw_build_controller_free(c->build);
     sw_import_controller_free(c->import);
     sw_informers_free(c->informers);
     sw_client_free(c->client);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->mu);
     sw_free(c);
 }

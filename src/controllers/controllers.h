@@ -17,10 +17,12 @@ typedef struct sw_controllers_opts {
     const char *kubeconfig; /* path */
     /* Which controllers run, as kube-controller-manager's --controllers: a comma list of
      * names (import, build, garbagecollector, namespace), "*" for the default set, "-name" to
-     * leave one out; NULL means "*". In the default set, garbagecollector and namespace run
-     * only against a slipway server: a real cluster's kube-controller-manager does their work
-     * (naming them runs them anyway). */
+     * leave one out (an empty result is refused); NULL means "*". In the default set,
+     * garbagecollector and namespace run only against a slipway server: a real cluster's
+     * kube-controller-manager does their work (naming them runs them anyway). Until the server
+     * first answers /version they wait; start does not. */
     const char *enabled;
+    bool slipway_server; /* the server is known to be slipway's (embedded): no need to ask */
     sw_import_controller_opts import;
     sw_build_controller_opts build;
     sw_gc_opts gc;

@@ -148,6 +148,17 @@ $OUT"
     pass "$what"
 }
 
+# expect_exit WHAT CODE CMD...: CMD exits with CODE; its output is left in OUT.
+expect_exit()
+{
+    local what=$1 code=$2
+    shift 2
+    run "$@"
+    [ "$RC" -eq "$code" ] || fail "$what: expected exit $code from [$*], got $RC:
+$OUT"
+    pass "$what"
+}
+
 # expect_fails WHAT NEEDLE CMD...: CMD must fail and print NEEDLE; its output is left in OUT.
 expect_fails()
 {

@@ -20,17 +20,6 @@
 START=$(date +%s)
 sw() { "$SLIPWAY" "$@"; }
 
-# expect_exit WHAT CODE CMD...: CMD exits with CODE; output in OUT.
-expect_exit()
-{
-    local what=$1 code=$2
-    shift 2
-    run "$@"
-    [ "$RC" -eq "$code" ] || fail "$what: expected exit $code from [$*], got $RC:
-$OUT"
-    pass "$what"
-}
-
 # jp KIND NAME JSONPATH: one field through kubectl.
 jp() { kc get "$1" "$2" -o "jsonpath=$3" 2>&1; }
 

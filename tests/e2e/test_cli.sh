@@ -63,19 +63,9 @@ wait_is()
     done
 }
 
-# expect_exit WHAT CODE CMD...: CMD exits with CODE; output in OUT.
-expect_exit()
-{
-    local what=$1 code=$2
-    shift 2
-    run "$@"
-    [ "$RC" -eq "$code" ] || fail "$what: expected exit $code from [$*], got $RC:
-$OUT"
-    pass "$what"
-}
-
 # line_no NEEDLE TEXT: the first line number of TEXT containing NEEDLE (fixed string), or 0.
-line_no() { printf '%s\n' "$2" | grep -nF -- "$1" | head -n 1 | cut -d: -f1 | grep . || echo 0; }
+# (awk reads all of a here-string: no pipe for an early exit to break under pipefail)
+line_no() { awk -v n="$1" 'index($0, n) && !f {print NR; f = 1} END {if (!f) print 0}' <<<"$2"; }
 
 # ---- setup ----
 

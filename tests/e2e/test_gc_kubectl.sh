@@ -5,7 +5,8 @@
 # `--cascade=background|foreground|orphan` on owners with dependents; `kubectl delete ns` of a
 # namespace holding 2,000 objects of four kinds, some with finalizers: it stays Terminating with
 # conditions that say what is left until the finalizers go, then disappears; a BuildConfig's
-# deletion takes its builds and their uploaded sources with it, --cascade=orphan keeps them.
+# deletion takes its builds and their uploaded sources with it, --cascade=orphan keeps them;
+# a standalone `slipway controllers` started before its server does the same work.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -181,8 +182,35 @@ check_buildconfig_cascade()
     pass "... and its uploaded source"
 }
 
+# `slipway controllers` started while its server is down: the collector and the namespace
+# controller start once the server first answers (they once decided "not slipway" after 10 s
+# and never ran); a list that runs nothing is refused.
+check_standalone_controllers()
+{
+    expect_exit "--controllers=-build runs nothing: refused" 2 \
+        "$SLIPWAY" controllers --kubeconfig "$KUBECONFIG" --controllers=-build
+    expect_contains "... and says how to leave one out" "*,-NAME" "$OUT"
+    kill -TERM "$SW_PID"
+    wait "$SW_PID" 2>/dev/null
+    SW_PID=
+    "$SLIPWAY" controllers --kubeconfig "$KUBECONFIG" >"$SW_TMP/controllers.log" 2>&1 &
+    local ctl=$!
+    SW_BG_PIDS+=("$ctl")
+    sleep 2 # the controllers come up first, against a server that is not there
+    sw_restart_server
+    expect_ok "a namespace to delete" kc create ns late
+    expect_ok "kubectl delete ns (the standalone namespace controller empties it)" \
+        kc delete ns late --timeout=60s
+    kill -TERM "$ctl"
+    local t0=$SECONDS
+    wait "$ctl"
+    expect_eq "slipway controllers exits 0 on SIGTERM" 0 "$?"
+    expect_eq "... at once" 1 "$((SECONDS - t0 < 5))"
+}
+
 check_dry_run
 check_cascade
 check_namespace_content
 check_buildconfig_cascade
+check_standalone_controllers
 sw_finish
