@@ -469,7 +469,7 @@ static int attempt_delete(sw_gc *gc, const char *uid)
 {
     sw_gc_item it;
     mapping m;
-    int error = sw_gc_graph_item(gc->graph, uid, &it), nsolid = 0, ndangling = 0, nwaiting = 0;
+    int error = sw_gc_graph_item(gc->graph, uid, &it), nsolid = 0, nwaiting = 0;
     char **drop = NULL;
     size_t ndrop = 0;
     bool skip = false;
@@ -502,7 +502,6 @@ static int attempt_delete(sw_gc *gc, const char *uid)
             nsolid++;
         else
             drop[ndrop++] = it.owners[i].uid;
-        ndangling += c == DANGLING;
         nwaiting += c == WAITING;
     }
     if (skip)
