@@ -1,9 +1,9 @@
-/* fuzz_patch: libFuzzer target for the three patch algorithms of src/apiserver/patch.h.
+/* fuzz_patch: libFuzzer target for the three patch algorithms of src/meta/patch.h.
  * Input: a document's JSON, a NUL byte, then a patch's JSON. Both are parsed with the bounded
  * parser (depth 64) and run through merge patch, JSON patch and strategic merge patch (core
  * schema and no schema); every result is freed. Checks that a successful strategic merge of a
  * document without $-keys yields a document without $-keys (directives never leak out). */
-#include "apiserver/patch.h"
+#include "meta/patch.h"
 #include "util/json.h"
 
 #include <stdbool.h>

@@ -4,7 +4,7 @@
  * generated from each kind's strict schema (for kubectl explain). v2 is answered 404. */
 #include "apiserver/api.h"
 
-#include "apiserver/schema.h"
+#include "meta/schema.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"

@@ -5,7 +5,7 @@
 #ifndef SW_KIND_H
 #define SW_KIND_H
 
-#include "apiserver/patch.h"
+#include "meta/patch.h"
 #include "meta/ownerref.h"
 #include "util/buf.h"
 
@@ -142,7 +142,7 @@ struct sw_kind {
     const char *spec_subresource; /* spec changes only through this subresource (Namespace:
                                    * finalize); a main-resource update keeps the old spec */
     int name_rule;        /* SW_NAME_* */
-    const char *schema_text;              /* strict schema (see apiserver/schema.h) */
+    const char *schema_text;              /* strict schema (see meta/schema.h) */
     const char *const *field_selectors;   /* extra selectable fields, NULL-terminated */
     const sw_smp_schema *(*smp)(void);    /* strategic merge keys; NULL: merge semantics */
     const sw_column *columns;             /* extra table columns between Name and Age */

@@ -1,7 +1,7 @@
 /* kinds: the one table of registered kinds, lookups over it, and helpers shared by kind files. */
 #include "kinds/kind.h"
 
-#include "apiserver/schema.h"
+#include "meta/schema.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"

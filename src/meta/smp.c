@@ -3,8 +3,8 @@
  * It works in place on one deep copy of the document. Keyed lists and sets are matched through a
  * hash index (a jansson object keyed by canonical JSON), so large lists stay linear.
  * See docs/internals/patch.md. */
-#include "apiserver/patch.h"
-#include "apiserver/smp.h"
+#include "meta/patch.h"
+#include "meta/smp.h"
 
 #include "util/alloc.h"
 #include "util/error.h"

@@ -1,5 +1,5 @@
 /* smp: internals shared by patch.c (merge patch, JSON patch) and smp.c (strategic merge patch).
- * Not a public interface: include apiserver/patch.h instead. */
+ * Not a public interface: include meta/patch.h instead. */
 #ifndef SW_SMP_H
 #define SW_SMP_H
 

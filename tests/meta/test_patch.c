@@ -1,4 +1,4 @@
-/* Unit tests for src/apiserver/patch.c and smp.c: RFC 7386 merge patch, RFC 6902 JSON patch,
+/* Unit tests for src/meta/patch.c and smp.c: RFC 7386 merge patch, RFC 6902 JSON patch,
  * Kubernetes strategic merge patch with the core schema. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "apiserver/patch.h"
+#include "meta/patch.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"

@@ -1,7 +1,7 @@
 /* schema: strict field schemas kept as the parsed schema text itself (a jansson tree that is only
  * read after parsing, so it can be shared by threads), a checker that walks object and schema
  * together collecting the path of each unknown field, and the OpenAPI v3 emitter. */
-#include "apiserver/schema.h"
+#include "meta/schema.h"
 
 #include "util/alloc.h"
 #include "util/buf.h"

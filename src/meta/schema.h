@@ -2,8 +2,8 @@
  * Each kind declares the shape of its object in a compact JSON text; the server rejects unknown
  * fields and wrong JSON types with it, and emits OpenAPI v3 component schemas from it so that
  * `kubectl explain` works. See docs/internals/schema.md. */
-#ifndef SW_APISERVER_SCHEMA_H
-#define SW_APISERVER_SCHEMA_H
+#ifndef SW_META_SCHEMA_H
+#define SW_META_SCHEMA_H
 
 #include <jansson.h>
 

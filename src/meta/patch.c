@@ -1,8 +1,8 @@
 /* patch: RFC 7386 JSON merge patch and RFC 6902 JSON patch over jansson documents.
  * Both apply to a deep copy of the document and never modify their inputs. The strategic merge
  * patch is in smp.c; docs/internals/patch.md describes all three. */
-#include "apiserver/patch.h"
-#include "apiserver/smp.h"
+#include "meta/patch.h"
+#include "meta/smp.h"
 
 #include "util/alloc.h"
 #include "util/error.h"

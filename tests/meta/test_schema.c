@@ -1,4 +1,4 @@
-/* Unit tests for src/apiserver/schema: schema text validation, unknown fields with full paths,
+/* Unit tests for src/meta/schema: schema text validation, unknown fields with full paths,
  * type mismatches, "any"/"map", built-in ObjectMeta, null values, and the OpenAPI output. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "apiserver/schema.h"
+#include "meta/schema.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
