@@ -143,11 +143,17 @@ static int opts_from_query(const sw_request *req, sw_delete_opts *o)
     return 0;
 }
 
-int sw_rest_delete_opts(const sw_request *req, sw_delete_opts *o)
+/* No option given: the kind's default policy, no preconditions, no dry run. */
+static void opts_none(sw_delete_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->orphan_dependents = -1;
     o->grace_seconds = -1;
+}
+
+int sw_rest_delete_opts(const sw_request *req, sw_delete_opts *o)
+{
+    opts_none(o);
     /* As kube-apiserver: a body carries the options and the query is not read for them; a
      * dryRun in either is honoured (a dry run asked for must never delete). */
     int error = req->body_len ? opts_from_body(req, o) : opts_from_query(req, o);
@@ -390,7 +396,9 @@ void sw_rest_delete(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
 int sw_rest_delete_obj(sw_api *api, const sw_kind *k, const char *ns, const char *name,
                        bool dry_run)
 {
-    sw_delete_opts o = {.orphan_dependents = -1, .grace_seconds = -1, .dry_run = dry_run};
+    sw_delete_opts o;
+    opts_none(&o);
+    o.dry_run = dry_run;
     json_t *out = NULL;
     int status;
     int error = sw_rest_delete_one(api, k, ns, name, &o, &out, &status);

@@ -189,9 +189,15 @@ static int namespace_state(sw_api *api, const char *ns)
     return terminating ? SW_NS_TERMINATING : SW_NS_ACTIVE;
 }
 
+/* SW_NS_* of ns, from memory when the server keeps it there. */
+static int ns_state(sw_api *api, const char *ns)
+{
+    return api->nscache ? sw_nscache_state(api->nscache, ns) : namespace_state(api, ns);
+}
+
 int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
 {
-    int state = api->nscache ? sw_nscache_state(api->nscache, ns) : namespace_state(api, ns);
+    int state = ns_state(api, ns);
     if (state < 0)
         return state;
     if (state == SW_NS_ABSENT)
@@ -206,8 +212,7 @@ int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
 
 bool sw_rest_namespace_terminating(sw_api *api, const char *ns)
 {
-    int state = api->nscache ? sw_nscache_state(api->nscache, ns) : namespace_state(api, ns);
-    return state == SW_NS_TERMINATING;
+    return ns_state(api, ns) == SW_NS_TERMINATING;
 }
 
 static void rest_get(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)

@@ -758,14 +758,7 @@ int sw_client_patch(sw_client *c, const sw_resource *r, const char *ns, const ch
 
 int sw_client_delete(sw_client *c, const sw_resource *r, const char *ns, const char *name)
 {
-    json_t *opts = json_pack("{s:s}", "propagationPolicy", "Background");
-    sw_buf p = SW_BUF_INIT(URL_MAX);
-    int error = object_path(c, &p, r, obj_ns(c, ns, NULL), name ? name : "", NULL);
-    if (error == 0)
-        error = json_call(c, "DELETE", sw_buf_cstr(&p), opts, NULL, NULL, NULL);
-    sw_buf_dispose(&p);
-    json_decref(opts);
-    return error;
+    return sw_client_delete_opts(c, r, ns, name, "Background", NULL, NULL, NULL);
 }
 
 /* ---- list with paging ---- */
