@@ -3,6 +3,7 @@
 #include "apiserver/api.h"
 
 #include "apiserver/object.h"
+#include "kinds/core.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -10,7 +11,6 @@
 int sw_api_bootstrap(sw_api *api)
 {
     static const char *const names[] = {"default", "kube-system", "kube-public"};
-    extern const sw_kind sw_kind_namespace;
     const sw_kind *k = &sw_kind_namespace;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char key[300];

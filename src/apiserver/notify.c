@@ -1,19 +1,25 @@
 /* notify: the distribution registry's notification webhook (POST /notifications/registry).
  * Authenticated by a bearer token read from --registry-notifications-token-file; anything else
- * gets 401. Each manifest push by tag is queued and a worker thread re-imports, at once, every
- * scheduled ImageStream tag that names the pushed repository:tag on that registry. The
- * registry sends the event before it moves the tag (distribution 2.x), so an import that still
- * sees the old digest (or no tag) is retried a few times within about a second. */
+ * gets 401. Each manifest push by tag and each manifest delete is queued for a worker thread.
+ * A push re-imports, at once, every scheduled ImageStream tag that names the pushed
+ * repository:tag on that registry. The registry sends the event before it moves the tag
+ * (distribution 2.x), so an import that still sees the old digest (or no tag) is retried a few
+ * times within about a second. A delete marks every stream tag whose newest event is the
+ * deleted manifest in that repository with ImportSuccess=False, reason NotFound, and records a
+ * Warning Event ImageDeleted: whoever consumes the tag can see the image is gone. */
 #include "apiserver/notify.h"
 
+#include "kinds/core.h"
 #include "kinds/imagestream.h"
 #include "kinds/imagestreamimport.h"
+#include "meta/event.h"
 #include "registry/ref.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/time.h"
 
 #include <openssl/crypto.h>
 #include <pthread.h>
@@ -26,6 +32,7 @@
 #define STALE_FIRST_DELAY_MS 25 /* doubled per retry: 25 ms .. 800 ms, 1.6 s in all */
 
 typedef struct push {
+    bool deleted; /* a manifest delete (by digest), not a push */
     char host[256];
     char repository[256];
     char tag[129];
@@ -91,12 +98,19 @@ static int parse_events(sw_notifier *n, const json_t *env)
     json_t *ev;
     json_array_foreach(json_object_get(env, "events"), i, ev)
     {
-        push p;
+        push p = {0};
         const char *action = sw_json_str_at(ev, "action");
         const char *repo = sw_json_str_at(ev, "target.repository");
         const char *tag = sw_json_str_at(ev, "target.tag");
-        if (!sw_str_eq(action, "push") || !repo || !tag || !*tag)
+        p.deleted = sw_str_eq(action, "delete");
+        if (p.deleted) {
+            /* a manifest deleted by digest; a deleted tag (target.tag) leaves the image */
+            if (!repo || (tag && *tag) || !sw_ref_digest_valid(sw_json_str_at(ev, "target.digest") ?: ""))
+                continue;
+            tag = "";
+        } else if (!sw_str_eq(action, "push") || !repo || !tag || !*tag) {
             continue;
+        }
         url_host(sw_json_str_at(ev, "target.url"), p.host, sizeof(p.host));
         if (!p.host[0])
             sw_strlcpy(p.host, sw_json_str_at(ev, "request.host") ?: "", sizeof(p.host));
@@ -135,7 +149,7 @@ void sw_notify_handle(sw_notifier *n, const sw_request *req, const char *auth, s
         json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s}", "kind", "Status", "apiVersion", "v1",
                                "metadata", "status", "Success", "message", "");
         char msg[64];
-        snprintf(msg, sizeof(msg), "%d push event(s) queued", q);
+        snprintf(msg, sizeof(msg), "%d event(s) queued", q);
         json_object_set_new(st, "message", json_string(msg));
         sw_response_json(resp, 200, st);
         json_decref(st);
@@ -275,6 +289,97 @@ static void handle_push(sw_notifier *n, const push *p)
     sw_api_objects_free(o);
 }
 
+/* Does the stream tag's newest event stand for the deleted manifest of p? */
+static bool tag_deleted(sw_objects *o, const json_t *stream, const json_t *st, const push *p)
+{
+    const json_t *head = json_array_get(json_object_get(st, "items"), 0);
+    sw_ref ref;
+    if (!head || sw_ref_parse(sw_json_str_at(head, "dockerImageReference") ?: "", &ref) < 0)
+        return false;
+    return !strcmp(ref.repository, p->repository) && !strcmp(ref.registry, p->host) &&
+           tag_shows(o, stream, sw_json_str_at(st, "tag") ?: "", p->digest);
+}
+
+/* Marks the tags of stream that show the deleted manifest; writes the stream's status when
+ * one changed (retrying conflicts) and records one Warning Event per newly marked tag. */
+static void mark_deleted(sw_objects *o, const char *ns, const char *name, const push *p)
+{
+    char now[32], msg[700];
+    sw_time_format(sw_time_now(), now, sizeof(now));
+    snprintf(msg, sizeof(msg), "the image %s was deleted from the registry %s/%s", p->digest,
+             p->host, p->repository);
+    for (int attempt = 0; attempt < 10; attempt++) {
+        json_t *stream = NULL, *marked = json_array(), *saved = NULL;
+        int error = o->get(o, &sw_kind_imagestream, ns, name, &stream);
+        size_t i;
+        json_t *st;
+        json_array_foreach(error == 0 ? sw_json_at(stream, "status.tags") : NULL, i, st)
+        {
+            const json_t *old = json_array_get(json_object_get(st, "conditions"), 0);
+            if (!tag_deleted(o, stream, st, p) ||
+                (sw_str_eq(sw_json_str_at(old, "reason"), "NotFound") &&
+                 sw_str_eq(sw_json_str_at(old, "message"), msg)))
+                continue;
+            int64_t gen = 0;
+            const char *tag = sw_json_str_at(st, "tag") ?: "";
+            if (!sw_json_int_at(sw_imagestream_spec_tag(stream, tag), "generation", &gen))
+                sw_json_int_at(json_array_get(json_object_get(st, "items"), 0), "generation",
+                               &gen);
+            json_object_set_new(st, "conditions",
+                                json_pack("[{s:s, s:s, s:s, s:s, s:s, s:I}]", "type",
+                                          "ImportSuccess", "status", "False",
+                                          "lastTransitionTime", now, "reason", "NotFound",
+                                          "message", msg, "generation", (json_int_t)gen));
+            json_array_append_new(marked, json_string(tag));
+        }
+        if (json_array_size(marked))
+            error = o->update_status(o, &sw_kind_imagestream, stream, &saved);
+        json_array_foreach(error == 0 ? marked : NULL, i, st)
+        {
+            char text[900];
+            snprintf(text, sizeof(text), "tag %s: %s", json_string_value(st), msg);
+            json_t *ev = sw_event_new(saved, "Warning", "ImageDeleted", "slipway-registry-notify",
+                                      text);
+            if (o->create(o, &sw_kind_event, ev, NULL) < 0)
+                sw_log(SW_LOG_WARN, "cannot record the deletion of %s in %s/%s: %s", p->digest,
+                       ns, name, sw_error_msg());
+            json_decref(ev);
+        }
+        if (json_array_size(marked) && error == 0)
+            sw_log(SW_LOG_INFO, "%s/%s: %zu tag(s) show %s, deleted from %s/%s", ns, name,
+                   json_array_size(marked), p->digest, p->host, p->repository);
+        json_decref(stream);
+        json_decref(saved);
+        json_decref(marked);
+        if (error != SW_ECONFLICT)
+            break;
+    }
+}
+
+static void handle_delete(sw_notifier *n, const push *p)
+{
+    sw_objects *o = sw_api_objects_new(n->api);
+    json_t *streams = NULL;
+    size_t i;
+    json_t *s;
+    if (o->list(o, &sw_kind_imagestream, NULL, &streams) == 0)
+        json_array_foreach(streams, i, s)
+        {
+            size_t j;
+            json_t *st;
+            json_array_foreach(sw_json_at(s, "status.tags"), j, st)
+            {
+                if (tag_deleted(o, s, st, p)) {
+                    mark_deleted(o, sw_json_str_at(s, "metadata.namespace"),
+                                 sw_json_str_at(s, "metadata.name"), p);
+                    break;
+                }
+            }
+        }
+    json_decref(streams);
+    sw_api_objects_free(o);
+}
+
 static void *worker_main(void *arg)
 {
     sw_notifier *n = arg;
@@ -288,7 +393,10 @@ static void *worker_main(void *arg)
         n->head = (n->head + 1) % QUEUE_MAX;
         n->count--;
         pthread_mutex_unlock(&n->mu);
-        handle_push(n, &p);
+        if (p.deleted)
+            handle_delete(n, &p);
+        else
+            handle_push(n, &p);
         pthread_mutex_lock(&n->mu);
     }
     pthread_mutex_unlock(&n->mu);

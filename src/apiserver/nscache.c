@@ -5,6 +5,7 @@
 
 #include "apiserver/object.h"
 
+#include "kinds/core.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -54,7 +55,6 @@ static void on_event(const sw_store_event *ev, void *payload)
 
 int sw_nscache_new(sw_nscache **out, sw_store *store)
 {
-    extern const sw_kind sw_kind_namespace;
     char prefix[64];
     sw_api_key(&sw_kind_namespace, NULL, "", prefix, sizeof(prefix));
     sw_nscache *c = sw_calloc(1, sizeof(*c));

@@ -5,6 +5,7 @@
 #include "apiserver/nscache.h"
 #include "apiserver/object.h"
 #include "apiserver/selector.h"
+#include "kinds/core.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -173,7 +174,6 @@ static int namespace_state(sw_api *api, const char *ns)
 {
     char key[300];
     sw_kv kv = {0};
-    extern const sw_kind sw_kind_namespace;
     sw_api_key(&sw_kind_namespace, NULL, ns, key, sizeof(key));
     int error = sw_store_get(api->store, key, &kv);
     if (error == SW_ENOTFOUND)

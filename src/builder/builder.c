@@ -64,7 +64,6 @@ bool sw_builder_stop_requested(void)
     return g_stop != 0;
 }
 
-static const sw_resource res_builds = {"build.openshift.io", "v1", "builds", true};
 
 typedef struct bld {
     const sw_builder_opts *o;
@@ -334,7 +333,7 @@ static int fetch_binary(bld *b)
     const char *as_file = spec_str(b, "source.binary.asFile");
     size_t entries = 0;
     snprintf(path, sizeof(path), "%s/upload", b->dir);
-    int error = sw_client_path(&url, &res_builds, b->o->ns, b->o->build, "source");
+    int error = sw_client_path(&url, &sw_res_builds, b->o->ns, b->o->build, "source");
     if (error == 0 && (d.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
         error = sw_error_set(SW_ERROR, "cannot create %s: %s", path, strerror(errno));
     if (error == 0)
@@ -1140,7 +1139,7 @@ int sw_builder_run(const sw_builder_opts *o)
     int error = because(&b, SW_REASON_GENERIC, setup(&b));
     if (error == 0)
         error = because(&b, SW_REASON_GENERIC,
-                        sw_client_get(b.api, &res_builds, o->ns, o->build, &b.build));
+                        sw_client_get(b.api, &sw_res_builds, o->ns, o->build, &b.build));
     if (error == 0)
         say(&b, "Build %s/%s", o->ns, o->build);
     if (error == 0)

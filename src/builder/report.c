@@ -147,10 +147,9 @@ json_t *sw_report_body(const sw_report *r, const char *ns, const char *name)
 
 int sw_report_send(const sw_report *r, sw_client *c, const char *ns, const char *name)
 {
-    static const sw_resource builds = {"build.openshift.io", "v1", "builds", true};
     sw_buf path = SW_BUF_INIT(4096);
     json_t *body = sw_report_body(r, ns, name);
-    int error = sw_client_path(&path, &builds, ns, name, "details");
+    int error = sw_client_path(&path, &sw_res_builds, ns, name, "details");
     if (error == 0)
         error = sw_buf_error(&path);
     if (error == 0)

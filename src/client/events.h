@@ -1,6 +1,5 @@
-/* events: v1 Events recorded by controllers, as client-go's EventRecorder writes them
- * (involvedObject from the object, source component, first/last timestamps, count 1, a name
- * generated from the object's). Recording is best effort: a failure is logged, never returned,
+/* events: v1 Events recorded by controllers through the API (their shape is meta/event.h's,
+ * client-go's EventRecorder's). Recording is best effort: a failure is logged, never returned,
  * so a controller's work does not depend on its events. */
 #ifndef SW_CLIENT_EVENTS_H
 #define SW_CLIENT_EVENTS_H

@@ -25,6 +25,16 @@ const sw_resource sw_res_configmaps = {"", "v1", "configmaps", true};
 const sw_resource sw_res_secrets = {"", "v1", "secrets", true};
 const sw_resource sw_res_events = {"", "v1", "events", true};
 const sw_resource sw_res_imagestreams = {"image.openshift.io", "v1", "imagestreams", true};
+const sw_resource sw_res_imagestreamtags = {"image.openshift.io", "v1", "imagestreamtags", true};
+const sw_resource sw_res_imagestreamimages = {"image.openshift.io", "v1", "imagestreamimages",
+                                              true};
+const sw_resource sw_res_imagestreamimports = {"image.openshift.io", "v1", "imagestreamimports",
+                                               true};
+const sw_resource sw_res_imagestreammappings = {"image.openshift.io", "v1",
+                                                "imagestreammappings", true};
+const sw_resource sw_res_builds = {"build.openshift.io", "v1", "builds", true};
+const sw_resource sw_res_buildconfigs = {"build.openshift.io", "v1", "buildconfigs", true};
+const sw_resource sw_res_managedimages = {"image.slipway.dev", "v1alpha1", "managedimages", true};
 
 struct sw_client {
     char *server;          /* base URL as written in the URL of every request */

@@ -33,6 +33,10 @@ extern const sw_resource sw_res_configmaps;   /* v1 configmaps */
 extern const sw_resource sw_res_secrets;      /* v1 secrets */
 extern const sw_resource sw_res_events;       /* v1 events */
 extern const sw_resource sw_res_imagestreams; /* image.openshift.io/v1 imagestreams */
+extern const sw_resource sw_res_imagestreamtags, sw_res_imagestreamimages,
+    sw_res_imagestreamimports, sw_res_imagestreammappings; /* image.openshift.io/v1 */
+extern const sw_resource sw_res_builds, sw_res_buildconfigs; /* build.openshift.io/v1 */
+extern const sw_resource sw_res_managedimages; /* image.slipway.dev/v1alpha1 managedimages */
 
 typedef struct sw_client_opts {
     const char *user_agent; /* NULL: "slipway/<version>" */

@@ -72,7 +72,7 @@ static int check_args(const sw_cli *cli, cancel_opts *o)
 static int mark_cancelled(sw_cli *cli, const char *name)
 {
     json_t *patch = json_pack("{s:{s:b}}", "status", "cancelled", 1);
-    int error = sw_client_patch_sub(cli->client, &sw_cli_res_builds, cli->ns, name, "status",
+    int error = sw_client_patch_sub(cli->client, &sw_res_builds, cli->ns, name, "status",
                                     "merge", patch, NULL);
     json_decref(patch);
     if (error == 0) {
@@ -87,7 +87,7 @@ static int mark_cancelled(sw_cli *cli, const char *name)
 static int cancel_named(sw_cli *cli, cancel_opts *o, const char *name)
 {
     json_t *b = NULL;
-    int error = sw_client_get(cli->client, &sw_cli_res_builds, cli->ns, name, &b);
+    int error = sw_client_get(cli->client, &sw_res_builds, cli->ns, name, &b);
     if (error < 0)
         return error;
     const char *phase = sw_json_str_at(b, "status.phase");
@@ -109,12 +109,12 @@ static int cancel_config(sw_cli *cli, cancel_opts *o, const char *bc)
     json_t *cfg = NULL, *list = NULL, *b;
     sw_buf sel = SW_BUF_INIT(1024);
     size_t i, n = 0;
-    int error = sw_client_get(cli->client, &sw_cli_res_buildconfigs, cli->ns, bc, &cfg);
+    int error = sw_client_get(cli->client, &sw_res_buildconfigs, cli->ns, bc, &cfg);
     sw_buf_printf(&sel, BC_LABEL "=%s", bc);
     if (error == 0)
         error = sw_buf_error(&sel);
     if (error == 0)
-        error = sw_client_list(cli->client, &sw_cli_res_builds, cli->ns, sw_buf_cstr(&sel), &list);
+        error = sw_client_list(cli->client, &sw_res_builds, cli->ns, sw_buf_cstr(&sel), &list);
     json_array_foreach(json_object_get(list, "items"), i, b)
     {
         const char *phase = sw_json_str_at(b, "status.phase");

@@ -11,16 +11,6 @@
 #include <signal.h>
 #include <string.h>
 
-const sw_resource sw_cli_res_imagestreamtags = {"image.openshift.io", "v1", "imagestreamtags",
-                                                true};
-const sw_resource sw_cli_res_imagestreamimages = {"image.openshift.io", "v1",
-                                                  "imagestreamimages", true};
-const sw_resource sw_cli_res_imagestreamimports = {"image.openshift.io", "v1",
-                                                   "imagestreamimports", true};
-const sw_resource sw_cli_res_imagestreammappings = {"image.openshift.io", "v1",
-                                                    "imagestreammappings", true};
-const sw_resource sw_cli_res_builds = {"build.openshift.io", "v1", "builds", true};
-const sw_resource sw_cli_res_buildconfigs = {"build.openshift.io", "v1", "buildconfigs", true};
 
 /* ---- flags ---- */
 

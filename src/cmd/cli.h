@@ -78,13 +78,7 @@ int sw_cli_finish(sw_cli *cli, int error);
 void sw_cli_dispose(sw_cli *cli);
 
 /* image.openshift.io/v1 resources the verbs use besides sw_res_imagestreams. */
-extern const sw_resource sw_cli_res_imagestreamtags;
-extern const sw_resource sw_cli_res_imagestreamimages;
-extern const sw_resource sw_cli_res_imagestreamimports;
-extern const sw_resource sw_cli_res_imagestreammappings;
 /* build.openshift.io/v1 resources of the build verbs. */
-extern const sw_resource sw_cli_res_builds;
-extern const sw_resource sw_cli_res_buildconfigs;
 
 /* FollowTagReference: walks same-stream ImageStreamTag spec tags from tag to the tag that is not
  * a reference. *final is that tag (borrowed from stream or tag), *ref its spec tag (NULL unless

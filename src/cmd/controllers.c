@@ -29,7 +29,8 @@ int sw_cmd_controllers(int argc, char **argv)
          "Builders running at once (default 2 per CPU, at least 4); further builds wait in New.",
          NULL},
         {"controllers", 0, SW_CLI_STRING, &enabled, "LIST",
-         "The controllers to run: a comma list of import, build, garbagecollector, namespace; * "
+         "The controllers to run: a comma list of import, build, garbagecollector, namespace, "
+         "managedimage; * "
          "for the default set, *,-NAME for all but NAME. In the default set garbagecollector and "
          "namespace run only against a slipway server (a cluster's kube-controller-manager does "
          "their work): they start once the server first answers.",
@@ -87,7 +88,8 @@ int sw_cmd_controllers(int argc, char **argv)
                              .enabled = enabled,
                              .import = {.scheduled_interval_s = (int)iv,
                                         .max_scheduled_per_minute = (int)pm},
-                             .build = {.insecure_registries = list, .max_running = (int)mb}};
+                             .build = {.insecure_registries = list, .max_running = (int)mb},
+                             .mi = {.insecure_registries = list}};
     int error = sw_controllers_start(&c, &o);
     if (error == 0) {
         int sig;

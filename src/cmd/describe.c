@@ -682,8 +682,8 @@ static int describe_one(sw_cli *cli, enum target_kind kind, const char *name, sw
         if (error == 0)
             sw_describe_imagestream(out, obj, sw_time_now());
     } else {
-        const sw_resource *r = kind == T_TAG ? &sw_cli_res_imagestreamtags
-                                             : &sw_cli_res_imagestreamimages;
+        const sw_resource *r = kind == T_TAG ? &sw_res_imagestreamtags
+                                             : &sw_res_imagestreamimages;
         /* A tag name without ":<tag>" means latest, as oc's ImageStreamTag describer does. */
         snprintf(full, sizeof(full), "%s%s", name,
                  kind == T_TAG && !strchr(name, ':') ? ":latest" : "");

@@ -349,7 +349,7 @@ static int run(sw_cli *cli, const import_opts *o, bool *bad)
     json_t *isi = NULL, *result = NULL;
     int error = plan(cli, o, &isi);
     if (error == 0)
-        error = sw_client_create(cli->client, &sw_cli_res_imagestreamimports, cli->ns, isi,
+        error = sw_client_create(cli->client, &sw_res_imagestreamimports, cli->ns, isi,
                                  &result);
     if (error == 0)
         *bad = report(o, result);

@@ -41,7 +41,7 @@ int sw_cmd_build_log(struct sw_client *c, const char *ns, const char *build, boo
     sw_buf path = SW_BUF_INIT(8192);
     char n[32];
     sw_stream_opts opts = {0};
-    int error = sw_client_path(&path, &sw_cli_res_builds, ns, build, "log");
+    int error = sw_client_path(&path, &sw_res_builds, ns, build, "log");
     if (error == 0 && follow)
         error = sw_client_query(&path, "follow", "true");
     if (error == 0 && tail_lines >= 0) {
@@ -125,7 +125,7 @@ static int latest_build(sw_cli *cli, const logs_opts *o, char *out, size_t n)
 {
     json_t *bc = NULL;
     int64_t last = 0;
-    int error = sw_client_get(cli->client, &sw_cli_res_buildconfigs, cli->ns, o->name, &bc);
+    int error = sw_client_get(cli->client, &sw_res_buildconfigs, cli->ns, o->name, &bc);
     if (error < 0)
         return error;
     sw_json_int_at(bc, "status.lastVersion", &last);

@@ -345,7 +345,7 @@ static void print_next(const nb_opts *o)
 static int run(sw_cli *cli, const nb_opts *o)
 {
     json_t *bc = NULL;
-    int error = sw_client_get(cli->client, &sw_cli_res_buildconfigs, cli->ns, o->bc, &bc);
+    int error = sw_client_get(cli->client, &sw_res_buildconfigs, cli->ns, o->bc, &bc);
     json_decref(bc);
     bc = NULL;
     if (error == 0)
@@ -359,7 +359,7 @@ static int run(sw_cli *cli, const nb_opts *o)
     error = o->stream[0] ? ensure_stream(cli, o, &stream_created) : 0;
     if (error == 0) {
         bc = buildconfig(o, cli->ns);
-        error = sw_client_create(cli->client, &sw_cli_res_buildconfigs, cli->ns, bc, NULL);
+        error = sw_client_create(cli->client, &sw_res_buildconfigs, cli->ns, bc, NULL);
     }
     if (error < 0 && stream_created) { /* nothing of a failed new-build stays behind */
         char msg[1024];

@@ -79,8 +79,8 @@ static void usage(FILE *f)
         "  --max-running-builds N      builders running at once (default 2 per CPU, at least 4);\n"
         "                              further builds wait in New\n"
         "  --controllers LIST          the embedded controllers to run: a comma list of import,\n"
-        "                              build, garbagecollector, namespace; * for all (the\n"
-        "                              default); *,-NAME for all but NAME\n"
+        "                              build, garbagecollector, namespace, managedimage; * for\n"
+        "                              all (the default); *,-NAME for all but NAME\n"
         "  --no-controllers            serve the API only (run `slipway controllers` elsewhere);\n"
         "                              objects then keep their deletion finalizers and a deleted\n"
         "                              namespace stays Terminating until controllers run\n"
@@ -317,7 +317,8 @@ static int run(server_flags *f)
             .import = {.scheduled_interval_s = (int)f->scheduled_interval,
                        .max_scheduled_per_minute = (int)f->scheduled_per_minute},
             .build = {.insecure_registries = f->insecure,
-                      .max_running = (int)f->max_running_builds}};
+                      .max_running = (int)f->max_running_builds},
+            .mi = {.registry = api.kctx.registry}};
         if ((error = sw_controllers_start(&ctrl, &co)) < 0)
             goto done;
     }

@@ -420,7 +420,7 @@ static int binary_path(const sw_cli *cli, const start_opts *o, sw_buf *b)
         if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
             return sw_error_set(SW_EINVALID, "--from-file must name a file, not %s", o->from_file);
     }
-    int error = sw_client_path(b, &sw_cli_res_buildconfigs, cli->ns, o->bc, "instantiatebinary");
+    int error = sw_client_path(b, &sw_res_buildconfigs, cli->ns, o->bc, "instantiatebinary");
     if (error == 0)
         error = sw_client_query(b, "asFile", base);
     if (error == 0)
@@ -432,7 +432,7 @@ static int binary_path(const sw_cli *cli, const start_opts *o, sw_buf *b)
 static int check_binary_bc(sw_cli *cli, const start_opts *o)
 {
     json_t *bc = NULL;
-    int error = sw_client_get(cli->client, &sw_cli_res_buildconfigs, cli->ns, o->bc, &bc);
+    int error = sw_client_get(cli->client, &sw_res_buildconfigs, cli->ns, o->bc, &bc);
     if (error == 0 && !sw_str_eq(sw_json_str_at(bc, "spec.source.type"), "Binary"))
         error = sw_error_set(SW_EINVALID,
                              "BuildConfig %s/%s has no Binary source: set spec.source.type to "
@@ -478,9 +478,9 @@ static int start_request(sw_cli *cli, const start_opts *o, json_t **build)
     json_t *req = NULL;
     int error = build_request(o, o->from_build ? o->from_build : o->bc, &req);
     if (error == 0 && o->from_build)
-        error = sw_client_path(&path, &sw_cli_res_builds, cli->ns, o->from_build, "clone");
+        error = sw_client_path(&path, &sw_res_builds, cli->ns, o->from_build, "clone");
     else if (error == 0)
-        error = sw_client_path(&path, &sw_cli_res_buildconfigs, cli->ns, o->bc, "instantiate");
+        error = sw_client_path(&path, &sw_res_buildconfigs, cli->ns, o->bc, "instantiate");
     if (error == 0)
         error = sw_buf_error(&path);
     if (error == 0)
@@ -525,7 +525,7 @@ static int wait_look(sw_cli *cli, waited *w, const char *selector, char *rv, siz
 {
     json_t *list = NULL;
     sw_list_opts lo = {.field_selector = selector, .limit = -1};
-    int error = sw_client_list_opts(cli->client, &sw_cli_res_builds, cli->ns, &lo, &list);
+    int error = sw_client_list_opts(cli->client, &sw_res_builds, cli->ns, &lo, &list);
     if (error == 0) {
         json_t *b = json_array_get(json_object_get(list, "items"), 0);
         sw_strlcpy(rv, sw_json_str_at(list, "metadata.resourceVersion") ?: "", n);
@@ -554,7 +554,7 @@ static int wait_done(sw_cli *cli, const char *name)
         if (error == 0)
             drops = 0; /* the server answers: only drops in a row count */
         if (error == 0 && !w.phase[0] && !w.deleted)
-            error = sw_watch_run(NULL, cli->client, &sw_cli_res_builds, cli->ns, &wo,
+            error = sw_watch_run(NULL, cli->client, &sw_res_builds, cli->ns, &wo,
                                  on_build_event, &w);
         if (error == 0 && (w.phase[0] || w.deleted))
             break;

@@ -331,7 +331,7 @@ static int source_image(sw_cli *cli, const tag_source *src, json_t **out)
     if (strcmp(src->kind, "ImageStreamImage"))
         return 0;
     name_string(&src->ref, name, sizeof(name));
-    return sw_client_get(cli->client, &sw_cli_res_imagestreamimages,
+    return sw_client_get(cli->client, &sw_res_imagestreamimages,
                          src->ref.ns[0] ? src->ref.ns : cli->ns, name, out);
 }
 
@@ -350,7 +350,7 @@ static int ensure_image_event(sw_cli *cli, const json_t *isimage, const tag_dest
                                 "image.openshift.io/v1", "kind", "ImageStreamMapping", "metadata",
                                 "name", d->stream, "namespace", d->ns, "image", image, "tag",
                                 d->tag);
-    int error = sw_client_create(cli->client, &sw_cli_res_imagestreammappings, d->ns, mapping,
+    int error = sw_client_create(cli->client, &sw_res_imagestreammappings, d->ns, mapping,
                                  NULL);
     json_decref(mapping);
     return error;
@@ -397,7 +397,7 @@ static int delete_all(sw_cli *cli, const tag_dest *dests, size_t n)
 {
     int error = 0;
     for (size_t i = 0; i < n && error == 0; i++) {
-        error = sw_client_delete(cli->client, &sw_cli_res_imagestreamtags, dests[i].ns,
+        error = sw_client_delete(cli->client, &sw_res_imagestreamtags, dests[i].ns,
                                  dests[i].arg);
         if (error == 0) {
             printf("Deleted tag %s/%s.\n", dests[i].ns, dests[i].arg);

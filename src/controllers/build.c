@@ -22,13 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-const sw_resource sw_build__res_builds = {"build.openshift.io", "v1", "builds", true};
-const sw_resource sw_build__res_configs = {"build.openshift.io", "v1", "buildconfigs", true};
-static const sw_resource res_istags = {"image.openshift.io", "v1", "imagestreamtags", true};
-static const sw_resource res_isimages = {"image.openshift.io", "v1", "imagestreamimages", true};
 
-#define RES_BUILDS (&sw_build__res_builds)
-#define RES_CONFIGS (&sw_build__res_configs)
+#define RES_BUILDS (&sw_res_builds)
+#define RES_CONFIGS (&sw_res_buildconfigs)
 
 /* ---- small readers ---- */
 
@@ -381,8 +377,8 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
     const char *kind = sw_json_str_at(from, "kind");
     const char *name = sw_json_str_at(from, "name");
     const char *ns = sw_json_str_at(from, "namespace");
-    const sw_resource *r = sw_str_eq(kind, "ImageStreamTag")     ? &res_istags
-                           : sw_str_eq(kind, "ImageStreamImage") ? &res_isimages
+    const sw_resource *r = sw_str_eq(kind, "ImageStreamTag")     ? &sw_res_imagestreamtags
+                           : sw_str_eq(kind, "ImageStreamImage") ? &sw_res_imagestreamimages
                                                                  : NULL;
     json_t *obj = NULL;
     char stream[256], tag[256], spec[1024] = "";
@@ -392,7 +388,7 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
         ns = sw_json_str_at(build, "metadata.namespace");
     int error = SW_ENOTFOUND;
     const char *ref = NULL;
-    if (r == &res_istags && split_istag(name, stream, sizeof(stream), tag, sizeof(tag))) {
+    if (r == &sw_res_imagestreamtags && split_istag(name, stream, sizeof(stream), tag, sizeof(tag))) {
         /* from the stream, as OpenShift's build controller does (LatestTaggedImage): a
          * reference tag has a pull spec but no image, so no ImageStreamTag to read */
         error = sw_client_get(ctl->client, &sw_res_imagestreams, ns, stream, &obj);
@@ -401,7 +397,7 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
         if (head)
             sw_imagestream_pull_spec(obj, tag, head, spec, sizeof(spec));
         ref = spec;
-    } else if (r == &res_isimages && name && *name) {
+    } else if (r == &sw_res_imagestreamimages && name && *name) {
         error = sw_client_get(ctl->client, r, ns, name, &obj);
         ref = sw_json_str_at(obj, "image.dockerImageReference");
     }

@@ -64,8 +64,6 @@ typedef struct sw_build__transition {
     const char *output_ref; /* outputDockerImageReference, or NULL */
 } sw_build__transition;
 
-extern const sw_resource sw_build__res_builds;
-extern const sw_resource sw_build__res_configs;
 
 /* Writes t on build (re-reading it on conflicts). *out (may be NULL) gets the stored build, or
  * NULL when t did not apply. A build the builder already finished only gets what is missing

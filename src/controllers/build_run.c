@@ -140,7 +140,7 @@ static int ship(sw_build_controller *ctl, sw_build__runner *r, watch *w)
     sw_buf path = SW_BUF_INIT(2048);
     if (!w->plen)
         return 0;
-    sw_client_path(&path, &sw_build__res_builds, r->ns, r->name, "log");
+    sw_client_path(&path, &sw_res_builds, r->ns, r->name, "log");
     int error = sw_buf_error(&path);
     if (error == 0)
         error = sw_client_request_raw(ctl->client, "POST", sw_buf_cstr(&path), w->pend, w->plen,
@@ -364,7 +364,7 @@ static int finish_once(sw_build_controller *ctl, sw_build__runner *r, const watc
 {
     json_t *b = NULL, *saved = NULL;
     char msg[300];
-    int error = sw_client_get(ctl->client, &sw_build__res_builds, r->ns, r->name, &b);
+    int error = sw_client_get(ctl->client, &sw_res_builds, r->ns, r->name, &b);
     if (error < 0)
         return error;
     char *snippet = snippet_of(w);

@@ -7,6 +7,7 @@
 #include "controllers/build.h"
 #include "controllers/gc.h"
 #include "controllers/import.h"
+#include "controllers/managedimage.h"
 #include "controllers/namespace.h"
 
 #include <stdbool.h>
@@ -16,8 +17,8 @@ typedef struct sw_controllers sw_controllers;
 typedef struct sw_controllers_opts {
     const char *kubeconfig; /* path */
     /* Which controllers run, as kube-controller-manager's --controllers: a comma list of
-     * names (import, build, garbagecollector, namespace), "*" for the default set, "-name" to
-     * leave one out (an empty result is refused); NULL means "*". In the default set,
+     * names (import, build, garbagecollector, namespace, managedimage), "*" for the default
+     * set, "-name" to leave one out (an empty result is refused); NULL means "*". In the default set,
      * garbagecollector and namespace run only against a slipway server: a real cluster's
      * kube-controller-manager does their work (naming them runs them anyway). Until the server
      * first answers /version they wait; start does not. */
@@ -27,6 +28,7 @@ typedef struct sw_controllers_opts {
     sw_build_controller_opts build;
     sw_gc_opts gc;
     sw_namespace_controller_opts ns;
+    sw_mi_controller_opts mi;
 } sw_controllers_opts;
 
 /* Checks an --controllers value: 0, or SW_EINVALID naming the unknown controller. */

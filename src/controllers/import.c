@@ -3,7 +3,6 @@
  * a token bucket. */
 #include "controllers/import.h"
 
-#include "client/events.h"
 #include "client/informer.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -136,21 +135,9 @@ static json_t *isi_for(const json_t *stream, const json_t *tags)
         sw_json_str_at(stream, "metadata.uid") ?: "", "spec", "import", 1, "images", images);
 }
 
-/* A Warning Event on the stream for a failed tag (only when the failure is new). */
-static void record_failure(sw_import_controller *ic, const json_t *stream, const char *tag,
-                           const char *reason, const char *message)
-{
-    const json_t *st = status_tag(stream, tag);
-    const json_t *cond = json_array_get(json_object_get(st, "conditions"), 0);
-    if (cond && sw_str_eq(sw_json_str_at(cond, "message"), message))
-        return; /* already reported */
-    char text[1200];
-    snprintf(text, sizeof(text), "importing tag %s failed: %s", tag, message);
-    sw_event_record(ic->client, stream, "Warning", reason && *reason ? reason : "ImportFailed",
-                    "slipway-import-controller", text);
-}
 
-/* Posts one ImageStreamImport for tags of stream; per-tag failures become events. */
+/* Posts one ImageStreamImport for tags of stream (the server records each new failure as a
+ * Warning Event, whoever imports). */
 static int import_tags(sw_import_controller *ic, const json_t *stream, const json_t *tags)
 {
     char path[700];
@@ -160,15 +147,6 @@ static int import_tags(sw_import_controller *ic, const json_t *stream, const jso
     snprintf(path, sizeof(path), "/apis/image.openshift.io/v1/namespaces/%s/imagestreamimports",
              ns);
     int error = sw_client_request(ic->client, "POST", path, isi, NULL, &status, &out);
-    size_t i;
-    json_t *item;
-    json_array_foreach(sw_json_at(out, "status.images"), i, item)
-    {
-        if (sw_str_eq(sw_json_str_at(item, "status.status"), "Failure"))
-            record_failure(ic, stream, sw_json_str_at(item, "tag") ?: "",
-                           sw_json_str_at(item, "status.reason"),
-                           sw_json_str_at(item, "status.message") ?: "import failed");
-    }
     json_decref(isi);
     json_decref(out);
     return error;

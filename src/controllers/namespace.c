@@ -264,13 +264,13 @@ typedef struct status_write {
     bool finalize; /* remove `kubernetes` through /finalize instead */
 } status_write;
 
-static const sw_resource res_ns = {"", "v1", "namespaces", false};
+
 
 static int write_once(void *arg)
 {
     status_write *w = arg;
     json_t *ns = NULL;
-    int error = sw_client_get(w->nc->client, &res_ns, NULL, w->name, &ns);
+    int error = sw_client_get(w->nc->client, &sw_res_namespaces, NULL, w->name, &ns);
     if (error == SW_ENOTFOUND)
         return 0;
     if (error < 0)
@@ -300,7 +300,7 @@ static int write_once(void *arg)
                                         &changed);
         sw_json_set_path(ns, "status.conditions", next);
         if (changed)
-            error = sw_client_update_status(w->nc->client, &res_ns, NULL, ns, NULL);
+            error = sw_client_update_status(w->nc->client, &sw_res_namespaces, NULL, ns, NULL);
     }
     if (error == SW_ENOTFOUND)
         error = 0;
@@ -328,7 +328,7 @@ static int reconcile(void *ctx, const char *name)
 {
     sw_namespace_controller *nc = ctx;
     json_t *ns = NULL;
-    int error = sw_client_get(nc->client, &res_ns, NULL, name, &ns);
+    int error = sw_client_get(nc->client, &sw_res_namespaces, NULL, name, &ns);
     bool ours = error == 0 && terminating(ns);
     json_decref(ns);
     if (error == SW_ENOTFOUND)
@@ -385,7 +385,7 @@ int sw_namespace_controller_new(sw_namespace_controller **out, sw_client *c, sw_
     int error = sw_controller_new(&nc->ctl, &co);
     sw_informer_handlers h = {.on_add = observe, .on_update = on_update, .payload = nc};
     if (error == 0)
-        error = sw_informer_add_handlers(sw_informers_get(f, &res_ns, false, NULL), &h);
+        error = sw_informer_add_handlers(sw_informers_get(f, &sw_res_namespaces, false, NULL), &h);
     if (error < 0) {
         sw_namespace_controller_free(nc);
         return error;

@@ -12,27 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define OBJREF                                                                                     \
-    "{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\",\"uid\":\"string\","      \
-    "\"apiVersion\":\"string\",\"resourceVersion\":\"string\",\"fieldPath\":\"string\"}"
-#define LOCALREF "{\"name\":\"string\"}"
-#define ENVVAR "[{\"name\":\"string\",\"value\":\"string\",\"valueFrom\":\"any\"}]"
-
-/* CommonSpec, shared by BuildConfig and Build. */
-#define COMMON_SPEC                                                                                \
-    "\"serviceAccount\":\"string\",\"source\":{\"type\":\"string\",\"git\":{\"uri\":\"string\","  \
-    "\"ref\":\"string\",\"httpProxy\":\"string\",\"httpsProxy\":\"string\",\"noProxy\":\"string\"}," \
-    "\"dockerfile\":\"string\",\"binary\":{\"asFile\":\"string\"},\"images\":[\"any\"],"          \
-    "\"contextDir\":\"string\",\"sourceSecret\":" LOCALREF ",\"secrets\":[\"any\"],"              \
-    "\"configMaps\":[\"any\"]},\"revision\":\"any\",\"strategy\":{\"type\":\"string\","           \
-    "\"dockerStrategy\":{\"from\":" OBJREF ",\"pullSecret\":" LOCALREF ",\"noCache\":\"boolean\"," \
-    "\"env\":" ENVVAR ",\"forcePull\":\"boolean\",\"dockerfilePath\":\"string\",\"buildArgs\":"    \
-    ENVVAR ",\"imageOptimizationPolicy\":\"string\",\"volumes\":[\"any\"]},\"sourceStrategy\":"   \
-    "\"any\",\"customStrategy\":\"any\",\"jenkinsPipelineStrategy\":\"any\"},\"output\":{\"to\":" \
-    OBJREF ",\"pushSecret\":" LOCALREF ",\"imageLabels\":[{\"name\":\"string\",\"value\":"        \
-    "\"string\"}]},\"resources\":\"any\",\"postCommit\":\"any\",\"completionDeadlineSeconds\":"   \
-    "\"integer\",\"nodeSelector\":\"map\",\"mountTrustedCA\":\"boolean\""
-
 bool sw_build_file_name_ok(const char *name)
 {
     size_t len = strlen(name);
@@ -75,8 +54,8 @@ static int check_env_names(const json_t *spec, const char *path)
     return 0;
 }
 
-/* The common spec: what slipway can build. */
-static int validate_common(const json_t *spec)
+
+int sw_build_validate_common(const json_t *spec)
 {
     static const char *const sources[] = {"Git", "Dockerfile", "Binary", "None", NULL};
     static const char *const strategies[] = {"Docker", NULL};
@@ -217,7 +196,7 @@ static int bc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
         sw_error_set(SW_EINVALID, "spec.%s", msg);
     }
     if (error == 0)
-        error = validate_common(spec);
+        error = sw_build_validate_common(spec);
     if (error == 0)
         error = check_triggers(spec);
     int64_t lim;
@@ -271,7 +250,7 @@ const sw_kind sw_kind_buildconfig = {
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"triggers\":[\"any\"],\"runPolicy\":\"string\","
                    "\"successfulBuildsHistoryLimit\":\"integer\","
-                   "\"failedBuildsHistoryLimit\":\"integer\"," COMMON_SPEC "},"
+                   "\"failedBuildsHistoryLimit\":\"integer\"," SW_BUILD_COMMON_SPEC "},"
                    "\"status\":{\"lastVersion\":\"integer\",\"imageChangeTriggers\":[\"any\"]}}",
     .columns = bc_columns, .ncolumns = 3, .prepare_create = bc_prepare_create,
     .prepare_update = bc_prepare_update, .validate = bc_validate,
@@ -356,7 +335,7 @@ static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, cons
 static int build_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
     const json_t *spec = json_object_get(obj, "spec");
-    return json_object_size(spec) ? validate_common(spec) : 0;
+    return json_object_size(spec) ? sw_build_validate_common(spec) : 0;
 }
 
 static void build_status_cell(const json_t *obj, sw_buf *out)
@@ -410,11 +389,11 @@ const sw_kind sw_kind_build = {
     .group = "build.openshift.io", .version = "v1", .kind = "Build", .plural = "builds",
     .singular = "build", .categories = {"all"}, .namespaced = true, .has_status = true,
     .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
-    .schema_text = "{\"spec\":{\"triggeredBy\":[\"any\"]," COMMON_SPEC "},"
+    .schema_text = "{\"spec\":{\"triggeredBy\":[\"any\"]," SW_BUILD_COMMON_SPEC "},"
                    "\"status\":{\"phase\":\"string\",\"cancelled\":\"boolean\","
                    "\"reason\":\"string\",\"message\":\"string\",\"startTimestamp\":\"string\","
                    "\"completionTimestamp\":\"string\",\"duration\":\"integer\","
-                   "\"outputDockerImageReference\":\"string\",\"config\":" OBJREF ","
+                   "\"outputDockerImageReference\":\"string\",\"config\":" SW_BUILD_OBJREF ","
                    "\"output\":{\"to\":{\"imageDigest\":\"string\"}},\"stages\":[\"any\"],"
                    "\"logSnippet\":\"string\",\"conditions\":[\"any\"]}}",
     .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,

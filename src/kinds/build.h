@@ -7,6 +7,33 @@
 extern const sw_kind sw_kind_buildconfig;
 extern const sw_kind sw_kind_build;
 
+#define SW_BUILD_OBJREF                                                                                     \
+    "{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\",\"uid\":\"string\","      \
+    "\"apiVersion\":\"string\",\"resourceVersion\":\"string\",\"fieldPath\":\"string\"}"
+#define SW_BUILD_LOCALREF "{\"name\":\"string\"}"
+#define SW_BUILD_ENVVAR "[{\"name\":\"string\",\"value\":\"string\",\"valueFrom\":\"any\"}]"
+
+/* The strict schema of CommonSpec (the fields of a build), shared by BuildConfig, Build and
+ * ManagedImage, as the text of a JSON object's members (see meta/schema.h). */
+#define SW_BUILD_COMMON_SPEC                                                                                \
+    "\"serviceAccount\":\"string\",\"source\":{\"type\":\"string\",\"git\":{\"uri\":\"string\","  \
+    "\"ref\":\"string\",\"httpProxy\":\"string\",\"httpsProxy\":\"string\",\"noProxy\":\"string\"}," \
+    "\"dockerfile\":\"string\",\"binary\":{\"asFile\":\"string\"},\"images\":[\"any\"],"          \
+    "\"contextDir\":\"string\",\"sourceSecret\":" SW_BUILD_LOCALREF ",\"secrets\":[\"any\"],"              \
+    "\"configMaps\":[\"any\"]},\"revision\":\"any\",\"strategy\":{\"type\":\"string\","           \
+    "\"dockerStrategy\":{\"from\":" SW_BUILD_OBJREF ",\"pullSecret\":" SW_BUILD_LOCALREF ",\"noCache\":\"boolean\"," \
+    "\"env\":" SW_BUILD_ENVVAR ",\"forcePull\":\"boolean\",\"dockerfilePath\":\"string\",\"buildArgs\":"    \
+    SW_BUILD_ENVVAR ",\"imageOptimizationPolicy\":\"string\",\"volumes\":[\"any\"]},\"sourceStrategy\":"   \
+    "\"any\",\"customStrategy\":\"any\",\"jenkinsPipelineStrategy\":\"any\"},\"output\":{\"to\":" \
+    SW_BUILD_OBJREF ",\"pushSecret\":" SW_BUILD_LOCALREF ",\"imageLabels\":[{\"name\":\"string\",\"value\":"        \
+    "\"string\"}]},\"resources\":\"any\",\"postCommit\":\"any\",\"completionDeadlineSeconds\":"   \
+    "\"integer\",\"nodeSelector\":\"map\",\"mountTrustedCA\":\"boolean\""
+
+/* Validates a CommonSpec: what slipway can build (Docker strategy; Git, Dockerfile, Binary or
+ * None source; output to an ImageStreamTag or a DockerImage), SW_EINVALID naming the field
+ * under "spec.". */
+int sw_build_validate_common(const json_t *spec);
+
 /* A binary Build's annotation: "sha256:<hex>" of the uploaded source (the builder's input
  * digest covers it). */
 #define SW_BUILD_SOURCE_DIGEST_ANNOTATION "build.slipway.dev/source-digest"

@@ -5,6 +5,7 @@
  * reports its progress. */
 #include "kinds/build.h"
 
+#include "kinds/core.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -314,7 +315,6 @@ static bool secret_matches(sw_objects *o, const char *ns, const json_t *trigger,
         return strlen(secret) == strlen(given) && !CRYPTO_memcmp(secret, given, strlen(given));
     snprintf(path, sizeof(path), "%s.secretReference.name", hook);
     const char *ref = sw_json_str_at(trigger, path);
-    extern const sw_kind sw_kind_secret;
     if (ref && o->get(o, &sw_kind_secret, ns, ref, &s) == 0) {
         const char *b64 = sw_json_str_at(s, "data.WebHookSecretKey");
         unsigned char *raw = NULL;

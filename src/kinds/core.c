@@ -1,6 +1,6 @@
 /* core: the v1 core kinds the controllers need: Namespace, Secret, ConfigMap, Event, ServiceAccount.
  * Their strategies are small enough to share a file; each is still its own descriptor. */
-#include "kinds/kind.h"
+#include "kinds/core.h"
 
 #include "meta/names.h"
 

@@ -65,8 +65,14 @@ bool sw_imagestream_add_tag_event(json_t *stream, const char *tag, const json_t 
         bool same_img = sw_str_eq(sw_json_str_at(head, "image"), img);
         sw_json_int_at(head, "generation", &hgen);
         if (same_ref && same_img) {
-            if (hgen == gen)
-                return false;
+            /* the same image recorded again (a reproducible rebuild pushed it back after it
+             * was deleted): what the conditions said about it is over */
+            if (hgen == gen) {
+                if (!json_object_get(named, "conditions"))
+                    return false;
+                json_object_del(named, "conditions");
+                return true;
+            }
             json_object_set_new(head, "generation", json_integer(gen));
             json_object_del(named, "conditions");
             return true;

@@ -6,7 +6,9 @@
  * ImportSuccess=False condition whose generation is the one attempted, and keeps the items. */
 #include "kinds/imagestreamimport.h"
 
+#include "kinds/core.h"
 #include "kinds/imagestream.h"
+#include "meta/event.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -76,7 +78,6 @@ static void run_jobs(import_batch *b)
 /* Pull credentials: every dockerconfigjson/dockercfg Secret of the namespace. */
 static int collect_creds(sw_objects *o, const char *ns, sw_creds **out)
 {
-    extern const sw_kind sw_kind_secret;
     json_t *secrets = NULL;
     int error = sw_creds_new(out);
     if (error == 0)
@@ -228,8 +229,11 @@ static bool ensure_spec_tags(json_t *stream, const import_job *jobs, size_t n)
     return changed;
 }
 
-static void set_condition(json_t *stream, const char *tag, const import_job *j, int64_t gen)
+/* Sets the tag's failed ImportSuccess condition; true when the failure is new (no condition
+ * before, or another reason or message). */
+static bool set_condition(json_t *stream, const char *tag, const import_job *j, int64_t gen)
 {
+    bool fresh = true;
     char now[32];
     sw_time_format(sw_time_now(), now, sizeof(now));
     json_t *st = sw_imagestream_status_tag(stream, tag);
@@ -248,14 +252,19 @@ static void set_condition(json_t *stream, const char *tag, const import_job *j, 
                   j->res.message, "generation", (json_int_t)gen);
     json_t *old = json_array_get(json_object_get(st, "conditions"), 0);
     if (old && sw_str_eq(sw_json_str_at(old, "message"), j->res.message) &&
-        sw_str_eq(sw_json_str_at(old, "reason"), sw_error_reason(j->res.code)))
+        sw_str_eq(sw_json_str_at(old, "reason"), sw_error_reason(j->res.code))) {
         json_object_set_new(cond, "lastTransitionTime",
                             json_string(sw_json_str_at(old, "lastTransitionTime")));
+        fresh = false;
+    }
     json_object_set_new(st, "conditions", json_pack("[o]", cond));
+    return fresh;
 }
 
-/* Applies every result to the stream's status; true when something changed. */
-static bool apply_results(sw_objects *o, json_t *stream, const import_job *jobs, size_t n)
+/* Applies every result to the stream's status; true when something changed. Each failure
+ * not recorded before is appended to fresh as {tag, reason, message}. */
+static bool apply_results(sw_objects *o, json_t *stream, const import_job *jobs, size_t n,
+                          json_t *fresh)
 {
     bool changed = false;
     char now[32];
@@ -271,7 +280,10 @@ static bool apply_results(sw_objects *o, json_t *stream, const import_job *jobs,
         json_t *head = json_array_get(json_object_get(st, "items"), 0);
         if (j->res.code < 0) {
             json_t *before = json_deep_copy(st);
-            set_condition(stream, j->to, j, gen);
+            if (set_condition(stream, j->to, j, gen))
+                json_array_append_new(fresh, json_pack("{s:s, s:s, s:s}", "tag", j->to, "reason",
+                                                       sw_error_reason(j->res.code), "message",
+                                                       j->res.message));
             changed |= !json_equal(before, sw_imagestream_status_tag(stream, j->to));
             json_decref(before);
             continue;
@@ -448,13 +460,37 @@ static json_t *new_stream(const char *ns, const char *name)
                      "tags");
 }
 
+/* A Warning Event on the stream for each failure in fresh: whoever asked for the import (the
+ * import controller, `slipway import-image`, a registry notification), a failure is reported
+ * once, when it is first recorded. */
+static void record_failures(sw_objects *o, const json_t *stream, const json_t *fresh)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(fresh, i, f)
+    {
+        char text[1200];
+        snprintf(text, sizeof(text), "importing tag %s failed: %s", sw_json_str_at(f, "tag"),
+                 sw_json_str_at(f, "message"));
+        const char *reason = sw_json_str_at(f, "reason");
+        json_t *ev = sw_event_new(stream, "Warning", reason && *reason ? reason : "ImportFailed",
+                                  "slipway-image-import", text);
+        if (o->create(o, &sw_kind_event, ev, NULL) < 0)
+            sw_log(SW_LOG_WARN, "cannot record the import failure of %s/%s:%s: %s",
+                   sw_json_str_at(stream, "metadata.namespace"),
+                   sw_json_str_at(stream, "metadata.name"), sw_json_str_at(f, "tag"),
+                   sw_error_msg());
+        json_decref(ev);
+    }
+}
+
 /* Writes spec tags and results into the stream, retrying on conflicts; *out is the result. */
 static int write_stream(sw_objects *o, const char *ns, const char *name, const import_job *jobs,
                         size_t n, bool may_create, json_t **out)
 {
     int error = 0;
     for (int attempt = 0; attempt < 10; attempt++) {
-        json_t *stream = NULL, *saved = NULL;
+        json_t *stream = NULL, *saved = NULL, *fresh = json_array();
         error = o->get(o, &sw_kind_imagestream, ns, name, &stream);
         bool exists = error == 0;
         if (error == SW_ENOTFOUND && may_create) {
@@ -470,12 +506,14 @@ static int write_stream(sw_objects *o, const char *ns, const char *name, const i
                 saved = NULL;
             }
         }
-        if (error == 0 && apply_results(o, stream, jobs, n))
+        if (error == 0 && apply_results(o, stream, jobs, n, fresh))
             error = o->update_status(o, &sw_kind_imagestream, stream, &saved);
         if (error == 0) {
+            record_failures(o, saved ? saved : stream, fresh);
             *out = saved ? saved : json_incref(stream);
             saved = NULL;
         }
+        json_decref(fresh);
         json_decref(stream);
         json_decref(saved);
         if (error != SW_ECONFLICT && error != SW_EEXISTS)

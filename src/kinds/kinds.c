@@ -14,7 +14,7 @@
 extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_kind_event,
     sw_kind_serviceaccount, sw_kind_lease, sw_kind_imagestream, sw_kind_image,
     sw_kind_imagestreamtag, sw_kind_imagestreamimage, sw_kind_imagestreammapping,
-    sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build;
+    sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build, sw_kind_managedimage;
 
 static const sw_kind *const table[] = {
     &sw_kind_namespace,          &sw_kind_secret,
@@ -24,6 +24,7 @@ static const sw_kind *const table[] = {
     &sw_kind_imagestreamtag,     &sw_kind_imagestreamimage,
     &sw_kind_imagestreammapping, &sw_kind_imagestreamimport,
     &sw_kind_buildconfig,        &sw_kind_build,
+    &sw_kind_managedimage,
 };
 #define NKINDS (sizeof(table) / sizeof(table[0]))
 
