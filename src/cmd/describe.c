@@ -1,7 +1,9 @@
-/* describe: `slipway describe is/<name>`, `istag/<stream:tag>`, `isimage/<stream@digest>`, in the
+/* describe: `slipway describe is/<name>`, `istag/<stream:tag>`, `isimage/<stream@digest>` (and,
+ * through describe_build.c, bc/, build/ and managedimage/), in the
  * layout of `oc describe` (openshift/oc pkg/helpers/describe): metadata, then for streams every
  * tag with its source, conditions and history newest first. See docs/cli.md. */
 #include "cmd/describe.h"
+#include "cmd/describe_int.h"
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
@@ -86,7 +88,7 @@ static void tw_format(tw *t, size_t line0, size_t line1, size_t col)
 }
 
 /* Appends text (lines of tab-separated cells, each ending in '\n') to out, aligned. */
-static void tw_align(sw_buf *out, const char *text)
+void sw_describe__align(sw_buf *out, const char *text)
 {
     tw t = {.out = out};
     size_t cap = 1;
@@ -119,7 +121,7 @@ static void tw_align(sw_buf *out, const char *text)
 /* ---- values as oc prints them ---- */
 
 /* docker/go-units HumanDuration. */
-static void human_duration(int64_t secs, char *out, size_t n)
+void sw_describe__duration(int64_t secs, char *out, size_t n)
 {
     int64_t minutes = secs / 60, hours = (secs + 1800) / 3600;
     if (secs < 1)
@@ -147,7 +149,7 @@ static void human_duration(int64_t secs, char *out, size_t n)
 }
 
 /* "<age> ago" of an RFC 3339 time, or "<none>" when absent or unparsable. */
-static void age_of(const char *when, int64_t now, char *out, size_t n)
+void sw_describe__age(const char *when, int64_t now, char *out, size_t n)
 {
     int64_t t;
     char d[64];
@@ -155,7 +157,7 @@ static void age_of(const char *when, int64_t now, char *out, size_t n)
         snprintf(out, n, "<none>");
         return;
     }
-    human_duration(now - t, d, sizeof(d));
+    sw_describe__duration(now - t, d, sizeof(d));
     snprintf(out, n, "%s ago", d);
 }
 
@@ -172,7 +174,7 @@ static void human_size(double size, char *out, size_t n)
 }
 
 /* formatString: "label:" then "\t<line>" for each line of value ("<none>" when empty). */
-static void put_field(sw_buf *b, const char *label, const char *value)
+void sw_describe__field(sw_buf *b, const char *label, const char *value)
 {
     sw_buf_printf(b, "%s:", label);
     if (!value || !*value)
@@ -213,7 +215,7 @@ static void put_map(sw_buf *b, const char *label, const json_t *map, const char 
     size_t n;
     const char **keys = sorted_keys(json_is_object(map) ? map : NULL, skip, &n);
     if (n == 0)
-        put_field(b, label, "");
+        sw_describe__field(b, label, "");
     for (size_t i = 0; i < n; i++) {
         const json_t *v = json_object_get(map, keys[i]);
         sw_buf_printf(b, "%s%s\t%s=%s\n", i ? "" : label, i ? "" : ":", keys[i],
@@ -228,21 +230,21 @@ static void put_annotations(sw_buf *b, const json_t *meta)
     const json_t *ann = json_object_get(meta, "annotations");
     const char *desc = json_string_value(json_object_get(ann, "description"));
     if (desc && *desc)
-        put_field(b, "Description", desc);
+        sw_describe__field(b, "Description", desc);
     put_map(b, "Annotations", ann, "description");
 }
 
-static void put_meta(sw_buf *b, const json_t *meta, int64_t now)
+void sw_describe__meta(sw_buf *b, const json_t *meta, int64_t now)
 {
     char age[80];
-    put_field(b, "Name", sw_json_str_at(meta, "name"));
+    sw_describe__field(b, "Name", sw_json_str_at(meta, "name"));
     const char *ns = sw_json_str_at(meta, "namespace");
     if (ns && *ns)
-        put_field(b, "Namespace", ns);
+        sw_describe__field(b, "Namespace", ns);
     const char *created = sw_json_str_at(meta, "creationTimestamp");
     if (created && *created) {
-        age_of(created, now, age, sizeof(age));
-        put_field(b, "Created", age);
+        sw_describe__age(created, now, age, sizeof(age));
+        sw_describe__field(b, "Created", age);
     }
     put_map(b, "Labels", json_object_get(meta, "labels"), NULL);
     put_annotations(b, meta);
@@ -448,7 +450,7 @@ static void put_tag_status(sw_buf *b, const json_t *st, bool importing, int64_t 
         if (!sw_str_eq(sw_json_str_at(c, "type"), "ImportSuccess") ||
             !sw_str_eq(sw_json_str_at(c, "status"), "False"))
             continue;
-        age_of(sw_json_str_at(c, "lastTransitionTime"), now, age, sizeof(age));
+        sw_describe__age(sw_json_str_at(c, "lastTransitionTime"), now, age, sizeof(age));
         sw_buf_printf(b, "  ! error: Import failed (%s): %s\n      %s\n",
                       sw_json_str_at(c, "reason") ?: "", sw_json_str_at(c, "message") ?: "", age);
     }
@@ -460,7 +462,7 @@ static void put_tag_status(sw_buf *b, const json_t *st, bool importing, int64_t 
         const char *ref = sw_json_str_at(ev, "dockerImageReference") ?: "";
         const char *id = sw_json_str_at(ev, "image");
         const char *at = strrchr(ref, '@');
-        age_of(sw_json_str_at(ev, "created"), now, age, sizeof(age));
+        sw_describe__age(sw_json_str_at(ev, "created"), now, age, sizeof(age));
         sw_buf_printf(b, "%s%s\n", i ? "    " : "  * ", ref);
         if (id && *id && !(at && !strcmp(at + 1, id)))
             sw_buf_printf(b, "      %s\t%s\n", age, id);
@@ -510,13 +512,13 @@ void sw_describe_imagestream(sw_buf *out, const json_t *stream, int64_t now)
 {
     sw_buf b = SW_BUF_INIT(TEXT_MAX);
     const char *pub = sw_json_str_at(stream, "status.publicDockerImageRepository");
-    put_meta(&b, json_object_get(stream, "metadata"), now);
-    put_field(&b, "Image Repository",
+    sw_describe__meta(&b, json_object_get(stream, "metadata"), now);
+    sw_describe__field(&b, "Image Repository",
               pub && *pub ? pub : sw_json_str_at(stream, "status.dockerImageRepository"));
     sw_buf_printf(&b, "Image Lookup:\tlocal=%s\n",
                   sw_json_bool_at(stream, "spec.lookupPolicy.local") ? "true" : "false");
     put_stream_tags(&b, stream, now);
-    tw_align(out, sw_buf_cstr(&b));
+    sw_describe__align(out, sw_buf_cstr(&b));
     sw_buf_dispose(&b);
 }
 
@@ -537,7 +539,7 @@ static void put_joined(sw_buf *b, const char *label, const json_t *arr, const ch
 {
     sw_buf v = SW_BUF_INIT(TEXT_MAX);
     join_strings(&v, arr, sep);
-    put_field(b, label, sw_buf_cstr(&v));
+    sw_describe__field(b, label, sw_buf_cstr(&v));
     sw_buf_dispose(&v);
 }
 
@@ -549,7 +551,7 @@ static void put_layers(sw_buf *b, const json_t *image, const json_t *md)
     sw_json_int_at(md, "Size", &total);
     human_size((double)total, size, sizeof(size));
     if (json_array_size(layers) == 0) {
-        put_field(b, "Layer Size", size);
+        sw_describe__field(b, "Layer Size", size);
         return;
     }
     sw_buf_printf(b, "Image Size:\t%s in %zu layers\n", size, json_array_size(layers));
@@ -597,8 +599,8 @@ static void put_config(sw_buf *b, const json_t *conf)
         put_joined(b, "Entrypoint", ep, " ");
     if (json_array_size(cmd) || !json_array_size(ep))
         put_joined(b, "Command", cmd, " ");
-    put_field(b, "Working Dir", sw_json_str_at(conf, "WorkingDir"));
-    put_field(b, "User", sw_json_str_at(conf, "User"));
+    sw_describe__field(b, "Working Dir", sw_json_str_at(conf, "WorkingDir"));
+    sw_describe__field(b, "User", sw_json_str_at(conf, "User"));
     put_key_lines(b, "Exposes Ports", json_object_get(conf, "ExposedPorts"), true);
     put_map(b, "Docker Labels", json_object_get(conf, "Labels"), NULL);
     size_t i;
@@ -616,32 +618,32 @@ void sw_describe_image(sw_buf *out, const json_t *image, const char *name, int64
     const json_t *md = json_object_get(image, "dockerImageMetadata");
     char age[80];
     if (name && *name)
-        put_field(&b, "Image Name", name);
-    put_field(&b, "Docker Image", sw_json_str_at(image, "dockerImageReference"));
-    put_field(&b, "Name", sw_json_str_at(meta, "name"));
+        sw_describe__field(&b, "Image Name", name);
+    sw_describe__field(&b, "Docker Image", sw_json_str_at(image, "dockerImageReference"));
+    sw_describe__field(&b, "Name", sw_json_str_at(meta, "name"));
     if (sw_json_str_at(meta, "creationTimestamp")) {
-        age_of(sw_json_str_at(meta, "creationTimestamp"), now, age, sizeof(age));
-        put_field(&b, "Created", age);
+        sw_describe__age(sw_json_str_at(meta, "creationTimestamp"), now, age, sizeof(age));
+        sw_describe__field(&b, "Created", age);
     }
     if (json_object_size(json_object_get(meta, "labels")))
         put_map(&b, "Labels", json_object_get(meta, "labels"), NULL);
     if (json_object_size(json_object_get(meta, "annotations")))
         put_annotations(&b, meta);
     put_layers(&b, image, md);
-    age_of(sw_json_str_at(md, "Created"), now, age, sizeof(age));
-    put_field(&b, "Image Created", age);
-    put_field(&b, "Author", sw_json_str_at(md, "Author"));
-    put_field(&b, "Arch", sw_json_str_at(md, "Architecture"));
-    put_field(&b, "OS", sw_json_str_at(md, "Os"));
+    sw_describe__age(sw_json_str_at(md, "Created"), now, age, sizeof(age));
+    sw_describe__field(&b, "Image Created", age);
+    sw_describe__field(&b, "Author", sw_json_str_at(md, "Author"));
+    sw_describe__field(&b, "Arch", sw_json_str_at(md, "Architecture"));
+    sw_describe__field(&b, "OS", sw_json_str_at(md, "Os"));
     put_manifests(&b, image);
     put_config(&b, json_object_get(md, "Config"));
-    tw_align(out, sw_buf_cstr(&b));
+    sw_describe__align(out, sw_buf_cstr(&b));
     sw_buf_dispose(&b);
 }
 
 /* ---- the command ---- */
 
-enum target_kind { T_STREAM, T_TAG, T_IMAGE, T_UNKNOWN };
+enum target_kind { T_STREAM, T_TAG, T_IMAGE, T_BC, T_BUILD, T_MI, T_UNKNOWN };
 
 static enum target_kind kind_of(const char *type, size_t len)
 {
@@ -652,10 +654,16 @@ static enum target_kind kind_of(const char *type, size_t len)
         {"is", T_STREAM},        {"imagestream", T_STREAM},      {"imagestreams", T_STREAM},
         {"istag", T_TAG},        {"imagestreamtag", T_TAG},      {"imagestreamtags", T_TAG},
         {"isimage", T_IMAGE},    {"imagestreamimage", T_IMAGE},  {"imagestreamimages", T_IMAGE},
+        {"bc", T_BC},            {"buildconfig", T_BC},          {"buildconfigs", T_BC},
+        {"build", T_BUILD},      {"builds", T_BUILD},            {"mi", T_MI},
+        {"managedimage", T_MI},  {"managedimages", T_MI},
     };
-    static const char group[] = ".image.openshift.io";
-    if (len > strlen(group) && !strcmp(type + len - strlen(group), group))
-        len -= strlen(group);
+    static const char *const groups[] = {".image.openshift.io", ".build.openshift.io",
+                                         ".image.slipway.dev"};
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+        if (len > strlen(groups[g]) && !strncmp(type + len - strlen(groups[g]), groups[g],
+                                                strlen(groups[g])))
+            len -= strlen(groups[g]);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strlen(names[i].name) == len && !strncmp(names[i].name, type, len))
             return names[i].kind;
@@ -666,8 +674,8 @@ static int unknown_type(const char *type, size_t len)
 {
     return sw_error_set(SW_EINVALID,
                         "the resource type \"%.*s\" cannot be described: slipway describe knows "
-                        "imagestreams (is), imagestreamtags (istag) and imagestreamimages "
-                        "(isimage)",
+                        "imagestreams (is), imagestreamtags (istag), imagestreamimages "
+                        "(isimage), buildconfigs (bc), builds and managedimages (mi)",
                         (int)len, type);
 }
 
@@ -681,6 +689,17 @@ static int describe_one(sw_cli *cli, enum target_kind kind, const char *name, sw
         error = sw_client_get(cli->client, &sw_res_imagestreams, cli->ns, name, &obj);
         if (error == 0)
             sw_describe_imagestream(out, obj, sw_time_now());
+    } else if (kind == T_BC || kind == T_BUILD || kind == T_MI) {
+        const sw_resource *r = kind == T_BC      ? &sw_res_buildconfigs
+                               : kind == T_BUILD ? &sw_res_builds
+                                                 : &sw_res_managedimages;
+        error = sw_client_get(cli->client, r, cli->ns, name, &obj);
+        if (error == 0 && kind == T_BC)
+            sw_describe_buildconfig(out, cli->client, obj, sw_time_now());
+        else if (error == 0 && kind == T_BUILD)
+            sw_describe_build(out, cli->client, obj, sw_time_now());
+        else if (error == 0)
+            sw_describe_managedimage(out, cli->client, obj, sw_time_now());
     } else {
         const sw_resource *r = kind == T_TAG ? &sw_res_imagestreamtags
                                              : &sw_res_imagestreamimages;
@@ -776,13 +795,17 @@ int sw_cmd_describe(int argc, char **argv)
         .summary =
             "Show details of image streams, image stream tags and images, as `oc describe` does.\n"
             "\n"
-            "TYPE is is (imagestream), istag (imagestreamtag) or isimage (imagestreamimage).\n"
+            "TYPE is is (imagestream), istag (imagestreamtag), isimage (imagestreamimage), bc\n"
+            "(buildconfig), build or mi (managedimage).\n"
             "An image stream shows every tag with where it comes from, failed imports and its\n"
-            "history, newest first; a tag or image shows the image's metadata.",
+            "history, newest first; a tag or image shows the image's metadata; a build config\n"
+            "its strategy and builds; a build its phase, cause and log tail; a ManagedImage its\n"
+            "conditions, latest image, inputs, owned objects, builds and Events.",
         .examples = "  slipway describe is/ruby\n"
                     "  slipway describe imagestreams ruby python\n"
                     "  slipway describe istag/ruby:3.3\n"
-                    "  slipway describe isimage/ruby@sha256:4e6c\n",
+                    "  slipway describe isimage/ruby@sha256:4e6c\n"
+                    "  slipway describe mi/web bc/web build/web-1\n",
     };
     if (sw_cli_start(&cli, &cmd, argc, argv, &rc))
         return rc;

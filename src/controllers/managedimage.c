@@ -447,9 +447,16 @@ static void check_tag(rec *r, bool building)
     const char *now = sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image");
     if (sw_str_eq(now, digest_of(img)))
         return;
-    if (put_tag(r, img) == 0)
+    /* the cache may be behind the builder's own ImageStreamMapping: ask the server */
+    json_t *fresh = NULL;
+    if (sw_client_get(r->m->client, &sw_res_imagestreams, r->ns, r->stream, &fresh) < 0)
+        return;
+    st = sw_imagestream_status_tag(fresh, r->tag);
+    now = sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image");
+    if (!sw_str_eq(now, digest_of(img)) && put_tag(r, img) == 0)
         event(r, "Normal", "Reverted", "ImageStream %s: tag %s pointed at %s; put back %s",
               r->stream, r->tag, now ? now : "nothing", img);
+    json_decref(fresh);
 }
 
 /* ---- the owned BuildConfig ---- */

@@ -207,6 +207,25 @@ expect_contains "the backoff is visible" "next try in" "$(miq web '[c["message"]
 apply "$(mi_yaml web web 'FROM scratch\nLABEL app=web\nENV MODE=two\n')"
 wait_for "a fixed source is Ready again" 60 is_ready web
 
+# ---- describe: the ManagedImage, its BuildConfig, a failed build ----
+
+expect_ok "describe mi/web" "$SLIPWAY" describe -n "$NS" mi/web
+echo "$OUT" | sed -n '1,60p'
+for needle in "Latest Image:" "$(miq web 'at("status.latestImage")')" "Spec Hash:" "Ready" \
+    "ImageAvailable" "BuildConfig/web" "ImageStream/web" "Complete" "Failed" "BuildStarted" \
+    "Reverted" "ImageMissing"; do
+    expect_contains "describe mi shows $needle" "$needle" "$OUT"
+done
+expect_ok "describe with the group-qualified type" "$SLIPWAY" describe -n "$NS" managedimages.image.slipway.dev/web
+expect_ok "describe bc/web" "$SLIPWAY" describe -n "$NS" bc/web
+expect_contains "describe bc: controlled by the ManagedImage" "ManagedImage/web" "$OUT"
+expect_contains "describe bc: its builds" "web-1" "$OUT"
+expect_ok "describe build/web-5" "$SLIPWAY" describe -n "$NS" build/web-5
+expect_contains "describe build: the phase and reason" "Failed (DockerBuildFailed)" "$OUT"
+expect_contains "describe build: the log tail" "Log Tail:" "$OUT"
+expect_fails "describe an unknown type" "buildconfigs (bc), builds and managedimages (mi)" \
+    "$SLIPWAY" describe -n "$NS" pods/x
+
 # ---- 8. bad input: clear 422s ----
 
 bad()
