@@ -14,12 +14,20 @@
 extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_kind_event,
     sw_kind_serviceaccount, sw_kind_lease, sw_kind_imagestream, sw_kind_image,
     sw_kind_imagestreamtag, sw_kind_imagestreamimage, sw_kind_imagestreammapping,
-    sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build, sw_kind_managedimage;
+    sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build, sw_kind_managedimage,
+    sw_kind_pod, sw_kind_replicationcontroller, sw_kind_deployment, sw_kind_replicaset,
+    sw_kind_statefulset, sw_kind_daemonset, sw_kind_controllerrevision, sw_kind_job,
+    sw_kind_cronjob;
 
 static const sw_kind *const table[] = {
     &sw_kind_namespace,          &sw_kind_secret,
     &sw_kind_configmap,          &sw_kind_event,
-    &sw_kind_serviceaccount,     &sw_kind_lease,
+    &sw_kind_serviceaccount,     &sw_kind_pod,
+    &sw_kind_replicationcontroller, &sw_kind_lease,
+    &sw_kind_deployment,         &sw_kind_replicaset,
+    &sw_kind_statefulset,        &sw_kind_daemonset,
+    &sw_kind_controllerrevision, &sw_kind_job,
+    &sw_kind_cronjob,
     &sw_kind_imagestream,        &sw_kind_image,
     &sw_kind_imagestreamtag,     &sw_kind_imagestreamimage,
     &sw_kind_imagestreammapping, &sw_kind_imagestreamimport,

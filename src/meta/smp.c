@@ -698,7 +698,8 @@ static const sw_smp_list_rule core_rules[] = {
     SMP_META("spec.template."),
     SMP_META("spec.jobTemplate."),
     SMP_META("spec.jobTemplate.spec.template."),
-    /* PodSpec in Deployment / StatefulSet / DaemonSet / Job, and in CronJob */
+    /* PodSpec in a Pod, in Deployment / StatefulSet / DaemonSet / Job, and in CronJob */
+    SMP_POD_SPEC("spec"),
     SMP_POD_SPEC("spec.template.spec"),
     SMP_POD_SPEC("spec.jobTemplate.spec.template.spec"),
     /* ServiceAccount */

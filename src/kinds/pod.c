@@ -1,0 +1,214 @@
+/* pod: v1 Pod and ReplicationController (see workloads.h). A Pod is stored, never run: it is
+ * accepted (so manifests apply and image triggers on Pods resolve) and stays Pending. Its spec
+ * is immutable but for what kube-apiserver lets change (container images, the active deadline,
+ * tolerations). */
+#include "kinds/workloads.h"
+
+#include "kinds/podspec.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/str.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void set_default(json_t *obj, const char *key, json_t *v)
+{
+    if (!json_object_get(obj, key) || json_is_null(json_object_get(obj, key)))
+        json_object_set_new(obj, key, v);
+    else
+        json_decref(v);
+}
+
+/* ---- Pod ---- */
+
+static int pod_prepare(const sw_kind_ctx *ctx, json_t *obj)
+{
+    sw_podspec_default(json_object_get(obj, "spec"), NULL);
+    json_object_set_new(obj, "status",
+                        json_pack("{s:s, s:s}", "phase", "Pending", "qosClass", "BestEffort"));
+    return 0;
+}
+
+static int pod_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
+{
+    sw_podspec_default(json_object_get(obj, "spec"), NULL);
+    return 0;
+}
+
+/* The spec without what a pod update may change. */
+static json_t *fixed_part(const json_t *spec)
+{
+    json_t *s = json_deep_copy(spec);
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(s, lists[l]), i, c)
+        {
+            if (json_is_object(c))
+                json_object_del(c, "image");
+        }
+    }
+    json_object_del(s, "activeDeadlineSeconds");
+    json_object_del(s, "tolerations");
+    return s;
+}
+
+static int pod_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    int error = sw_podspec_validate(json_object_get(obj, "spec"), "spec", NULL);
+    if (error == 0 && old) {
+        json_t *a = fixed_part(json_object_get(obj, "spec"));
+        json_t *b = fixed_part(json_object_get(old, "spec"));
+        if (!json_equal(a, b))
+            error = sw_error_set(SW_EINVALID,
+                                 "spec: Forbidden: pod updates may not change fields other than "
+                                 "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                                 "`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+                                 "additions to existing tolerations)");
+        json_decref(a);
+        json_decref(b);
+    }
+    return error;
+}
+
+static void pod_ready(const json_t *obj, sw_buf *out)
+{
+    size_t ready = 0, i;
+    json_t *cs;
+    json_array_foreach(sw_json_at(obj, "status.containerStatuses"), i, cs)
+        ready += sw_json_bool_at(cs, "ready");
+    sw_buf_printf(out, "%zu/%zu", ready, json_array_size(sw_json_at(obj, "spec.containers")));
+}
+
+static void pod_status(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "status.phase", out);
+}
+
+static void pod_restarts(const json_t *obj, sw_buf *out)
+{
+    int64_t n = 0, r;
+    size_t i;
+    json_t *cs;
+    json_array_foreach(sw_json_at(obj, "status.containerStatuses"), i, cs)
+    {
+        if (sw_json_int_at(cs, "restartCount", &r))
+            n += r;
+    }
+    sw_buf_printf(out, "%lld", (long long)n);
+}
+
+static void pod_node(const json_t *obj, sw_buf *out)
+{
+    sw_column_str(obj, "spec.nodeName", out);
+}
+
+static const sw_column pod_columns[] = {
+    {"Ready", "string", "Ready containers out of all", 0, pod_ready},
+    {"Status", "string", "The pod's phase (slipway runs no pods: Pending)", 0, pod_status},
+    {"Restarts", "integer", "Container restarts", 0, pod_restarts},
+    {"Node", "string", "The node it is bound to", 1, pod_node},
+};
+
+static const char *const pod_fields[] = {"spec.nodeName", "spec.restartPolicy",
+                                         "spec.schedulerName", "spec.serviceAccountName",
+                                         "status.phase", NULL};
+
+const sw_kind sw_kind_pod = {
+    .group = "", .version = "v1", .kind = "Pod", .plural = "pods", .singular = "pod",
+    .short_names = {"po"}, .categories = {"all"}, .namespaced = true, .has_status = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"spec\":" SW_POD_SPEC_SCHEMA ",\"status\":\"any\"}",
+    .field_selectors = pod_fields, .smp = sw_smp_schema_core, .columns = pod_columns,
+    .ncolumns = 4, .prepare_create = pod_prepare, .prepare_update = pod_update,
+    .validate = pod_validate,
+};
+
+/* ---- ReplicationController ---- */
+
+static int rc_prepare(const sw_kind_ctx *ctx, json_t *obj)
+{
+    json_t *spec = sw_json_obj_path(obj, "spec");
+    set_default(spec, "replicas", json_integer(1));
+    const json_t *labels = sw_json_at(obj, "spec.template.metadata.labels");
+    if (json_object_size(labels))
+        set_default(spec, "selector", json_deep_copy(labels));
+    sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
+    return 0;
+}
+
+static int rc_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
+{
+    return rc_prepare(ctx, obj);
+}
+
+static int rc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
+{
+    static const char *const always[] = {"Always", NULL};
+    const json_t *sel = sw_json_at(obj, "spec.selector");
+    const json_t *labels = sw_json_at(obj, "spec.template.metadata.labels");
+    if (!json_object_size(sel))
+        return sw_error_set(SW_EINVALID, "spec.selector: Required value");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)sel, k, v)
+    {
+        if (!sw_json_same(json_object_get(labels, k), v))
+            return sw_error_set(SW_EINVALID,
+                                "spec.template.metadata.labels: Invalid value: "
+                                "map[string]string{...}: `selector` does not match template "
+                                "`labels`");
+    }
+    int64_t r;
+    if (sw_json_int_at(obj, "spec.replicas", &r) && r < 0)
+        return sw_error_set(SW_EINVALID,
+                            "spec.replicas: Invalid value: %lld: must be greater than or equal "
+                            "to 0",
+                            (long long)r);
+    return sw_podtemplate_validate(sw_json_at(obj, "spec.template"), "spec.template", always);
+}
+
+static int64_t int_at(const json_t *obj, const char *path, int64_t dflt)
+{
+    int64_t v;
+    return sw_json_int_at(obj, path, &v) ? v : dflt;
+}
+
+static void rc_desired(const json_t *obj, sw_buf *out)
+{
+    sw_buf_printf(out, "%lld", (long long)int_at(obj, "spec.replicas", 1));
+}
+
+static void rc_current(const json_t *obj, sw_buf *out)
+{
+    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.replicas", 0));
+}
+
+static void rc_ready(const json_t *obj, sw_buf *out)
+{
+    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.readyReplicas", 0));
+}
+
+static const sw_column rc_columns[] = {
+    {"Desired", "integer", "Desired replicas", 0, rc_desired},
+    {"Current", "integer", "Current replicas", 0, rc_current},
+    {"Ready", "integer", "Ready replicas", 0, rc_ready},
+    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
+    {"Images", "string", "The template's images", 1, sw_workload_images_cell},
+};
+
+const sw_kind sw_kind_replicationcontroller = {
+    .group = "", .version = "v1", .kind = "ReplicationController",
+    .plural = "replicationcontrollers", .singular = "replicationcontroller",
+    .short_names = {"rc"}, .categories = {"all"}, .namespaced = true, .has_status = true,
+    .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text = "{\"spec\":{\"replicas\":\"integer\",\"minReadySeconds\":\"integer\","
+                   "\"selector\":\"map\",\"template\":" SW_POD_TEMPLATE_SCHEMA "},"
+                   "\"status\":{\"replicas\":\"integer\",\"fullyLabeledReplicas\":\"integer\","
+                   "\"readyReplicas\":\"integer\",\"availableReplicas\":\"integer\","
+                   "\"observedGeneration\":\"integer\",\"conditions\":[\"any\"]}}",
+    .smp = sw_smp_schema_core, .columns = rc_columns, .ncolumns = 5,
+    .prepare_create = rc_prepare, .prepare_update = rc_update, .validate = rc_validate,
+};
