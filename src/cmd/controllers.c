@@ -30,7 +30,7 @@ int sw_cmd_controllers(int argc, char **argv)
          NULL},
         {"controllers", 0, SW_CLI_STRING, &enabled, "LIST",
          "The controllers to run: a comma list of import, build, garbagecollector, namespace, "
-         "managedimage; * "
+         "managedimage, imagetrigger; * "
          "for the default set, *,-NAME for all but NAME. In the default set garbagecollector and "
          "namespace run only against a slipway server (a cluster's kube-controller-manager does "
          "their work): they start once the server first answers.",

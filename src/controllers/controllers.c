@@ -13,10 +13,10 @@
 #include <pthread.h>
 #include <string.h>
 
-enum { C_IMPORT, C_BUILD, C_GC, C_NAMESPACE, C_MANAGEDIMAGE, NCONTROLLERS };
+enum { C_IMPORT, C_BUILD, C_GC, C_NAMESPACE, C_MANAGEDIMAGE, C_TRIGGER, NCONTROLLERS };
 
 static const char *const names[NCONTROLLERS] = {"import", "build", "garbagecollector",
-                                                "namespace", "managedimage"};
+                                                "namespace", "managedimage", "imagetrigger"};
 
 struct sw_controllers {
     sw_client *client;
@@ -26,6 +26,7 @@ struct sw_controllers {
     sw_gc *gc;
     sw_namespace_controller *ns;
     sw_mi_controller *mi;
+    sw_trigger_controller *trigger;
     sw_gc_opts gc_opts;
     sw_namespace_controller_opts ns_opts;
     int want[NCONTROLLERS];
@@ -63,7 +64,7 @@ static int parse(const char *enabled, int want[NCONTROLLERS])
             if (i < 0)
                 return sw_error_set(SW_EINVALID,
                                     "--controllers: unknown controller \"%.*s\" (known: import, "
-                                    "build, garbagecollector, namespace, managedimage, *)",
+                                    "build, garbagecollector, namespace, managedimage, imagetrigger, *)",
                                     (int)(tlen > 64 ? 64 : tlen), tok);
             if (want[i] != 2 && want[i] != -1) /* the first explicit word wins, as in kube */
                 want[i] = off ? -1 : 2;
@@ -164,8 +165,12 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
         error = sw_build_controller_new(&c->build, c->client, kc, c->informers, &opts->build);
     if (error == 0 && c->want[C_MANAGEDIMAGE])
         error = sw_mi_controller_new(&c->mi, c->client, c->informers, &opts->mi);
+    if (error == 0 && c->want[C_TRIGGER])
+        error = sw_trigger_controller_new(&c->trigger, c->client, c->informers, NULL);
     if (error == 0)
         error = sw_informers_start(c->informers);
+    if (error == 0 && c->trigger)
+        error = sw_trigger_controller_start(c->trigger);
     if (error == 0 && c->mi)
         error = sw_mi_controller_start(c->mi);
     if (error == 0 && c->import)
@@ -222,6 +227,7 @@ void sw_controllers_stop(sw_controllers *c)
     sw_namespace_controller_free(c->ns);
     sw_gc_free(c->gc);
     sw_mi_controller_free(c->mi);
+    sw_trigger_controller_free(c->trigger);
     sw_build_controller_free(c->build);
     sw_import_controller_free(c->import);
     sw_informers_free(c->informers);

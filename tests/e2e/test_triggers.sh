@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# test_triggers.sh: image-change triggers on workloads (issue 13, the seed's scenario) with
+# every real party: `slipway server` with its import and image trigger controllers, Debian's
+# docker-registry notifying the server of pushes, skopeo/umoci building the images, kubectl and
+# `slipway import-image`. Three streams (backend-redis, system-redis, system-mysql), each with a
+# versioned tag and `latest` following it, and a Deployment per stream triggered on
+# `<stream>:latest`. Covers: the first import rolls each out once, to the digest form; a
+# re-tag onto the same digest rolls out nothing; a CVE re-push under the versioned tag (picked
+# up by the notification) rolls out exactly that workload once; the same through `slipway
+# import-image`; an `external` tag at the same digest under another host name rolls out
+# nothing (OpenShift would); a paused trigger does nothing; a malformed annotation gives one
+# Warning Event and no change; a manual `kubectl set image` is put back; StatefulSet,
+# DaemonSet, CronJob and Pod triggers resolve; a strategic merge patch keeps the trigger's
+# image.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../lib/registry.sh
+. "$SW_TESTS/lib/registry.sh"
+
+START=$(date +%s)
+sw_with_registry
+NS=ops
+
+read -r PORT < <(reg_free_ports 1)
+REG=127.0.0.1:$PORT
+ALIAS=localhost:$PORT # the same registry under another host name
+TOKEN=notify-$RANDOM$RANDOM$RANDOM$RANDOM
+echo "$TOKEN" >"$SW_TMP/notify.token"
+SW_CONTROLLERS=1 sw_start_server --insecure-registry "$REG" --insecure-registry "$ALIAS" \
+    --registry-notifications-token-file "$SW_TMP/notify.token" --scheduled-import-interval 3600
+reg_start main "$PORT" --notify "$SW_URL/notifications/registry" "$TOKEN" --ca "$SW_DIR/tls.crt"
+kc create namespace "$NS" >/dev/null || fail "create namespace $NS"
+
+apply() { kc apply -n "$NS" -f - >/dev/null <<<"$1" || fail "kubectl apply: $1"; }
+# wait_for WHAT SECONDS CMD...: until CMD succeeds (run again each time).
+wait_for()
+{
+    local what=$1 deadline=$(($(date +%s) + $2))
+    shift 2
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$deadline" ] || fail "$what: not within the time allowed"
+        sleep 0.2
+    done
+    pass "$what"
+}
+is_eq() { [ "$("${@:2}")" = "$1" ]; }
+# image KIND NAME [PATH]: the first container's image.
+image()
+{
+    local path=${3:-.spec.template.spec.containers[0].image}
+    kc get -n "$NS" "$1" "$2" -o jsonpath="{$path}"
+}
+gen() { kc get -n "$NS" "$1" "$2" -o jsonpath='{.metadata.generation}'; }
+digest() { reg_digest "$REG/$1"; }
+
+# stream NAME REPO VERSION [SCHEDULED]: VERSION imported from $REG/REPO:VERSION, latest follows it.
+stream()
+{
+    apply "apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata: {name: $1}
+spec:
+  tags:
+  - name: \"$3\"
+    from: {kind: DockerImage, name: \"$REG/$2:$3\"}
+    importPolicy: {scheduled: ${4:-true}, insecure: true}
+  - name: latest
+    from: {kind: ImageStreamTag, name: \"$3\"}"
+}
+
+# deploy NAME STREAM [PAUSED]: a Deployment with one container "redis" triggered on STREAM:latest.
+deploy()
+{
+    apply "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: $1
+  annotations:
+    image.openshift.io/triggers: '[{\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"$2:latest\"},\"fieldPath\":\"spec.template.spec.containers[?(@.name==\\\"redis\\\")].image\"${3:+,\"paused\":true}}]'
+spec:
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      containers:
+      - {name: redis, image: \"placeholder:1\"}
+      - {name: sidecar, image: busybox}"
+}
+
+# ---- the images and streams ----
+
+reg_build_image backend amd64
+reg_push backend "$REG/lib/backend-redis:2.7"
+reg_build_image sysredis amd64
+reg_push sysredis "$REG/lib/system-redis:2.7"
+reg_build_image mysql amd64
+reg_push mysql "$REG/lib/mysql:8.0"
+DB=$(digest lib/backend-redis:2.7)
+DS=$(digest lib/system-redis:2.7)
+DM=$(digest lib/mysql:8.0)
+
+deploy backend backend-redis
+deploy system system-redis
+deploy db system-mysql
+deploy still backend-redis paused
+stream backend-redis lib/backend-redis 2.7
+stream system-redis lib/system-redis 2.7
+stream system-mysql lib/mysql 8.0 false
+
+# ---- 1. the first import rolls each out once, to the digest form ----
+
+wait_for "backend rolls out to its digest" 20 is_eq "$REG/lib/backend-redis@$DB" image deploy backend
+wait_for "system rolls out to its digest" 20 is_eq "$REG/lib/system-redis@$DS" image deploy system
+wait_for "db rolls out to its digest" 20 is_eq "$REG/lib/mysql@$DM" image deploy db
+sleep 2
+for d in backend system db; do
+    expect_eq "$d: rolled out once (generation 2)" 2 "$(gen deploy $d)"
+done
+expect_eq "the sidecar is left alone" busybox "$(image deploy backend '.spec.template.spec.containers[1].image')"
+expect_eq "a paused trigger does nothing" "placeholder:1" "$(image deploy still)"
+
+# ---- 2. a re-tag onto the same digest rolls out nothing ----
+
+reg_push backend "$REG/lib/backend-redis:2.7.1"
+apply "apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata: {name: backend-redis}
+spec:
+  tags:
+  - name: \"2.7\"
+    from: {kind: DockerImage, name: \"$REG/lib/backend-redis:2.7\"}
+    importPolicy: {scheduled: true, insecure: true}
+  - name: \"2.7.1\"
+    from: {kind: DockerImage, name: \"$REG/lib/backend-redis:2.7.1\"}
+    importPolicy: {scheduled: true, insecure: true}
+  - name: latest
+    from: {kind: ImageStreamTag, name: \"2.7.1\"}"
+latest_ref() { kc get is -n "$NS" "$1" -o jsonpath='{.status.tags[?(@.tag=="latest")].items[0].dockerImageReference}'; }
+wait_for "latest follows 2.7.1" 20 is_eq "2.7.1" kc get is -n "$NS" backend-redis -o jsonpath='{.spec.tags[?(@.name=="latest")].from.name}'
+sleep 3
+expect_eq "re-tagging the same digest: no rollout" 2 "$(gen deploy backend)"
+
+# ---- 3. a CVE fix re-pushed under 2.7 (notification) rolls out exactly that workload ----
+
+reg_build_image sysredis2 amd64
+reg_push sysredis2 "$REG/lib/system-redis:2.7"
+DS2=$(digest lib/system-redis:2.7)
+wait_for "system rolls out to the fixed image" 20 is_eq "$REG/lib/system-redis@$DS2" image deploy system
+sleep 2
+expect_eq "system: exactly one more rollout" 3 "$(gen deploy system)"
+expect_eq "backend: untouched" 2 "$(gen deploy backend)"
+expect_eq "db: untouched" 2 "$(gen deploy db)"
+
+# ---- 4. the same through slipway import-image (system-mysql is not scheduled) ----
+
+reg_build_image mysql2 amd64
+reg_push mysql2 "$REG/lib/mysql:8.0"
+DM2=$(digest lib/mysql:8.0)
+sleep 2
+expect_eq "an unscheduled tag is not re-imported by the notification" 2 "$(gen deploy db)"
+expect_ok "slipway import-image system-mysql:8.0" "$SLIPWAY" import-image -n "$NS" system-mysql:8.0
+wait_for "db rolls out after import-image" 20 is_eq "$REG/lib/mysql@$DM2" image deploy db
+sleep 1
+expect_eq "db: exactly one more rollout" 3 "$(gen deploy db)"
+
+# ---- 5. an external tag at the same digest under another host name: nothing ----
+
+apply "apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata: {name: system-redis}
+spec:
+  tags:
+  - name: \"2.7\"
+    from: {kind: DockerImage, name: \"$REG/lib/system-redis:2.7\"}
+    importPolicy: {scheduled: true, insecure: true}
+  - name: external
+    from: {kind: DockerImage, name: \"$ALIAS/lib/system-redis:2.7\"}
+    importPolicy: {insecure: true}
+  - name: latest
+    from: {kind: ImageStreamTag, name: external}"
+wait_for "latest now shows the alias's pull spec" 20 is_eq "$ALIAS/lib/system-redis@$DS2" latest_ref system-redis
+sleep 3
+expect_eq "the same digest under another host name: no rollout" 3 "$(gen deploy system)"
+expect_eq "the image stays as it was" "$REG/lib/system-redis@$DS2" "$(image deploy system)"
+
+# ---- 6. a manual edit is put back; a strategic merge patch keeps the trigger's image ----
+
+kc set image -n "$NS" deploy/system redis=redis:9 >/dev/null || fail "kubectl set image"
+# put back as the tag shows it now: latest follows the external tag, so the alias's name
+wait_for "a manual image edit is put back" 10 is_eq "$ALIAS/lib/system-redis@$DS2" image deploy system
+kc patch -n "$NS" deploy/system -p '{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","env":[{"name":"X","value":"1"}]}]}}}}' >/dev/null ||
+    fail "strategic merge patch"
+expect_eq "the patch merged by container name, the image kept" "$ALIAS/lib/system-redis@$DS2|X" \
+    "$(kc get -n "$NS" deploy/system -o jsonpath='{.spec.template.spec.containers[0].image}|{.spec.template.spec.containers[1].env[0].name}')"
+
+# ---- 7. a malformed annotation: one Warning Event, no change ----
+
+apply "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: broken
+  annotations:
+    image.openshift.io/triggers: '[{\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"backend-redis:latest\"},\"fieldPath\":\"spec.template.spec.containers[?(@.name==\\\"redis\\\")].image\",\"paused\":\"true\"}]'
+spec:
+  selector: {matchLabels: {app: broken}}
+  template:
+    metadata: {labels: {app: broken}}
+    spec:
+      containers: [{name: redis, image: \"placeholder:1\"}]"
+warnings() { kc get events -n "$NS" -o json | sw_json 'len([e for e in o["items"] if e["involvedObject"]["name"] == "broken" and e["reason"] == "InvalidImageTrigger"])'; }
+wait_for "a Warning Event InvalidImageTrigger" 10 is_eq 1 warnings
+kc label -n "$NS" deploy/broken touched=yes >/dev/null
+sleep 2
+expect_eq "the same problem is reported once" 1 "$(warnings)"
+expect_contains "the event says what is wrong" "paused must be a boolean" \
+    "$(kc get events -n "$NS" -o json | sw_json '" ".join(e["message"] for e in o["items"] if e["involvedObject"]["name"] == "broken")')"
+expect_eq "no change to the broken one" "placeholder:1" "$(image deploy broken)"
+
+# ---- 8. other kinds: StatefulSet, DaemonSet, CronJob, Pod ----
+
+ann="image.openshift.io/triggers: '[{\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"system-mysql:latest\"},\"fieldPath\":\"PATH.containers[0].image\"}]'"
+apply "apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: sts, annotations: {${ann/PATH/spec.template.spec}}}
+spec:
+  selector: {matchLabels: {app: sts}}
+  serviceName: sts
+  template:
+    metadata: {labels: {app: sts}}
+    spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ds, annotations: {${ann/PATH/spec.template.spec}}}
+spec:
+  selector: {matchLabels: {app: ds}}
+  template:
+    metadata: {labels: {app: ds}}
+    spec: {containers: [{name: c, image: x}]}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cj, annotations: {${ann/PATH/spec.jobTemplate.spec.template.spec}}}
+spec:
+  schedule: '@hourly'
+  jobTemplate:
+    spec:
+      template:
+        spec: {restartPolicy: Never, containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pod, annotations: {${ann/PATH/spec}}}
+spec: {containers: [{name: c, image: x}]}"
+want="$REG/lib/mysql@$DM2"
+wait_for "a StatefulSet trigger resolves" 10 is_eq "$want" image sts sts
+wait_for "a DaemonSet trigger resolves" 10 is_eq "$want" image ds ds
+wait_for "a CronJob trigger resolves" 10 is_eq "$want" image cronjob cj '.spec.jobTemplate.spec.template.spec.containers[0].image'
+wait_for "a Pod trigger resolves" 10 is_eq "$want" image pod pod '.spec.containers[0].image'
+
+echo "took $(($(date +%s) - START)) s"
+sw_finish
