@@ -37,6 +37,7 @@ const sw_resource sw_res_buildconfigs = {"build.openshift.io", "v1", "buildconfi
 const sw_resource sw_res_managedimages = {"image.slipway.dev", "v1alpha1", "managedimages", true};
 const sw_resource sw_res_pods = {"", "v1", "pods", true};
 const sw_resource sw_res_deployments = {"apps", "v1", "deployments", true};
+const sw_resource sw_res_replicasets = {"apps", "v1", "replicasets", true};
 const sw_resource sw_res_statefulsets = {"apps", "v1", "statefulsets", true};
 const sw_resource sw_res_daemonsets = {"apps", "v1", "daemonsets", true};
 const sw_resource sw_res_cronjobs = {"batch", "v1", "cronjobs", true};

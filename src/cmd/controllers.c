@@ -30,10 +30,10 @@ int sw_cmd_controllers(int argc, char **argv)
          NULL},
         {"controllers", 0, SW_CLI_STRING, &enabled, "LIST",
          "The controllers to run: a comma list of import, build, garbagecollector, namespace, "
-         "managedimage, imagetrigger; * "
-         "for the default set, *,-NAME for all but NAME. In the default set garbagecollector and "
-         "namespace run only against a slipway server (a cluster's kube-controller-manager does "
-         "their work): they start once the server first answers.",
+         "managedimage, imagetrigger, deployment; * "
+         "for the default set, *,-NAME for all but NAME. In the default set garbagecollector, "
+         "namespace and deployment run only against a slipway server (a cluster's "
+         "kube-controller-manager does their work): they start once the server first answers.",
          NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},

@@ -13,10 +13,20 @@
 #include <pthread.h>
 #include <string.h>
 
-enum { C_IMPORT, C_BUILD, C_GC, C_NAMESPACE, C_MANAGEDIMAGE, C_TRIGGER, NCONTROLLERS };
+enum {
+    C_IMPORT,
+    C_BUILD,
+    C_GC,
+    C_NAMESPACE,
+    C_MANAGEDIMAGE,
+    C_TRIGGER,
+    C_DEPLOYMENT,
+    NCONTROLLERS
+};
 
 static const char *const names[NCONTROLLERS] = {"import", "build", "garbagecollector",
-                                                "namespace", "managedimage", "imagetrigger"};
+                                                "namespace", "managedimage", "imagetrigger",
+                                                "deployment"};
 
 struct sw_controllers {
     sw_client *client;
@@ -27,6 +37,7 @@ struct sw_controllers {
     sw_namespace_controller *ns;
     sw_mi_controller *mi;
     sw_trigger_controller *trigger;
+    sw_deploy_controller *deploy;
     sw_gc_opts gc_opts;
     sw_namespace_controller_opts ns_opts;
     int want[NCONTROLLERS];
@@ -64,7 +75,8 @@ static int parse(const char *enabled, int want[NCONTROLLERS])
             if (i < 0)
                 return sw_error_set(SW_EINVALID,
                                     "--controllers: unknown controller \"%.*s\" (known: import, "
-                                    "build, garbagecollector, namespace, managedimage, imagetrigger, *)",
+                                    "build, garbagecollector, namespace, managedimage, imagetrigger, "
+                                    "deployment, *)",
                                     (int)(tlen > 64 ? 64 : tlen), tok);
             if (want[i] != 2 && want[i] != -1) /* the first explicit word wins, as in kube */
                 want[i] = off ? -1 : 2;
@@ -93,12 +105,16 @@ int sw_controllers_check(const char *enabled)
     return parse(enabled, want);
 }
 
-/* Under mu: creates and starts the garbage collector and/or the namespace controller. Their
- * informers (lean ones, namespaces) are theirs alone, so they can start after the others. */
-static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns)
+/* Under mu: creates and starts the garbage collector, the namespace controller and/or the
+ * standalone deployment rollout. Their informers (lean ones, namespaces) are theirs alone, so
+ * they can start after the others. */
+static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns, bool deploy)
 {
     int error = 0;
-    if (gc && !c->gc && (error = sw_gc_new(&c->gc, c->client, c->informers, &c->gc_opts)) == 0)
+    if (deploy && !c->deploy)
+        error = sw_deploy_controller_new(&c->deploy, c->client, c->informers);
+    if (error == 0 && gc && !c->gc &&
+        (error = sw_gc_new(&c->gc, c->client, c->informers, &c->gc_opts)) == 0)
         error = sw_gc_start(c->gc);
     if (error == 0 && ns && !c->ns &&
         (error = sw_namespace_controller_new(&c->ns, c->client, c->informers, &c->ns_opts)) == 0)
@@ -106,7 +122,7 @@ static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns)
     if (error == 0 && ns && c->ns)
         error = sw_namespace_controller_start(c->ns);
     if (error < 0)
-        sw_log(SW_LOG_ERROR, "cannot start the garbage collector or namespace controller: %s",
+        sw_log(SW_LOG_ERROR, "cannot start the garbage collector, namespace or deployment controller: %s",
                sw_error_msg());
     return error;
 }
@@ -129,11 +145,12 @@ static void *probe_main(void *arg)
             break;
         if (error == 0) {
             if (slipway)
-                start_cluster_controllers(c, c->want[C_GC] != 0, c->want[C_NAMESPACE] != 0);
+                start_cluster_controllers(c, c->want[C_GC] != 0, c->want[C_NAMESPACE] != 0,
+                                          c->want[C_DEPLOYMENT] != 0);
             else
-                sw_log(SW_LOG_INFO, "not a slipway server: garbagecollector and namespace are "
-                                    "left to its kube-controller-manager (name them in "
-                                    "--controllers to run them anyway)");
+                sw_log(SW_LOG_INFO, "not a slipway server: garbagecollector, namespace and "
+                                    "deployment are left to its kube-controller-manager (name "
+                                    "them in --controllers to run them anyway)");
             break;
         }
         struct timespec ts = sw_time_mono_deadline(1000);
@@ -180,14 +197,17 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
     /* named ones (or any, against slipway's own server) start now; the default set asks */
     bool now_gc = c->want[C_GC] == 2 || (c->want[C_GC] && opts->slipway_server);
     bool now_ns = c->want[C_NAMESPACE] == 2 || (c->want[C_NAMESPACE] && opts->slipway_server);
-    if (error == 0 && (now_gc || now_ns)) {
+    bool now_dep = c->want[C_DEPLOYMENT] == 2 || (c->want[C_DEPLOYMENT] && opts->slipway_server);
+    if (error == 0 && (now_gc || now_ns || now_dep)) {
         pthread_mutex_lock(&c->mu);
-        error = start_cluster_controllers(c, now_gc, now_ns);
+        error = start_cluster_controllers(c, now_gc, now_ns, now_dep);
         pthread_mutex_unlock(&c->mu);
     }
-    if (error == 0 && ((c->want[C_GC] && !now_gc) || (c->want[C_NAMESPACE] && !now_ns))) {
+    if (error == 0 && ((c->want[C_GC] && !now_gc) || (c->want[C_NAMESPACE] && !now_ns) ||
+                       (c->want[C_DEPLOYMENT] && !now_dep))) {
         c->want[C_GC] = c->want[C_GC] && !now_gc;
         c->want[C_NAMESPACE] = c->want[C_NAMESPACE] && !now_ns;
+        c->want[C_DEPLOYMENT] = c->want[C_DEPLOYMENT] && !now_dep;
         if (pthread_create(&c->probe, NULL, probe_main, c) != 0)
             error = sw_error_set(SW_ERROR, "cannot start the server probe");
         c->probing = error == 0;
@@ -225,6 +245,7 @@ void sw_controllers_stop(sw_controllers *c)
         pthread_join(c->probe, NULL);
     sw_informers_stop(c->informers); /* no handler runs once the controllers are freed */
     sw_namespace_controller_free(c->ns);
+    sw_deploy_controller_free(c->deploy);
     sw_gc_free(c->gc);
     sw_mi_controller_free(c->mi);
     sw_trigger_controller_free(c->trigger);

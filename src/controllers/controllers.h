@@ -5,6 +5,7 @@
 #define SW_CONTROLLERS_H
 
 #include "controllers/build.h"
+#include "controllers/deployment.h"
 #include "controllers/gc.h"
 #include "controllers/import.h"
 #include "controllers/managedimage.h"
@@ -18,10 +19,11 @@ typedef struct sw_controllers sw_controllers;
 typedef struct sw_controllers_opts {
     const char *kubeconfig; /* path */
     /* Which controllers run, as kube-controller-manager's --controllers: a comma list of
-     * names (import, build, garbagecollector, namespace, managedimage, imagetrigger), "*" for
-     * the default set, "-name" to leave one out (an empty result is refused); NULL means "*".
-     * In the default set, garbagecollector and namespace run only against a slipway server: a
-     * real cluster's kube-controller-manager does their work (naming them runs them anyway).
+     * names (import, build, garbagecollector, namespace, managedimage, imagetrigger,
+     * deployment), "*" for the default set, "-name" to leave one out (an empty result is
+     * refused); NULL means "*". In the default set, garbagecollector, namespace and deployment
+     * run only against a slipway server: a real cluster's kube-controller-manager does their
+     * work (naming them runs them anyway).
      * Until the server first answers /version they wait; start does not. */
     const char *enabled;
     bool slipway_server; /* the server is known to be slipway's (embedded): no need to ask */
