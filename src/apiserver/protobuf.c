@@ -134,6 +134,8 @@ typedef enum pb_type {
     T_TIME,       /* meta/v1 Time -> "2006-01-02T15:04:05Z" */
     T_MICROTIME,  /* meta/v1 MicroTime -> "2006-01-02T15:04:05.000000Z" */
     T_FIELDSV1,   /* meta/v1 FieldsV1 {1: raw JSON} -> that JSON */
+    T_MAP_QUANTITY, /* map<string, resource.Quantity {1: string}> -> object of strings */
+    T_INTORSTR,     /* intstr.IntOrString {1: type, 2: intVal, 3: strVal} -> number or string */
 } pb_type;
 
 /* The Go field is a pointer: its presence on the wire means it is set, so a zero value is kept.
@@ -153,9 +155,14 @@ typedef struct pb_field {
 typedef struct pb_schema {
     const pb_field *fields;
     size_t count;
+    /* A field the table does not list is refused (415), not skipped: the workload kinds list
+     * only the fields slipway decodes, and dropping one a client set would lose data. */
+    const char *strict; /* the message's name, for the error; NULL: skip unknown fields */
 } pb_schema;
 
-#define SCHEMA(var, arr) static const pb_schema var = {arr, sizeof(arr) / sizeof((arr)[0])}
+#define SCHEMA(var, arr) static const pb_schema var = {arr, sizeof(arr) / sizeof((arr)[0]), NULL}
+#define STRICT(var, arr, name)                                                                     \
+    static const pb_schema var = {arr, sizeof(arr) / sizeof((arr)[0]), name}
 
 /* k8s.io/apimachinery/pkg/apis/meta/v1 */
 static const pb_field owner_reference_f[] = {
@@ -326,6 +333,183 @@ static const pb_field lease_f[] = {
 };
 SCHEMA(lease, lease_f);
 
+/* k8s.io/api core/v1 (pod templates), apps/v1 Deployment, batch/v1 Job and CronJob: the
+ * fields `kubectl create deployment|job|cronjob` and typed clients set for simple workloads.
+ * Probes, volumes, affinity, security contexts with content and the like are refused (send
+ * JSON for those). */
+static const pb_field container_port_f[] = {
+    {1, "name", T_STRING, 0, NULL},          {2, "hostPort", T_INT32, 0, NULL},
+    {3, "containerPort", T_INT32, 0, NULL},  {4, "protocol", T_STRING, 0, NULL},
+    {5, "hostIP", T_STRING, 0, NULL},
+};
+STRICT(container_port, container_port_f, "ContainerPort");
+
+static const pb_field env_var_f[] = {
+    {1, "name", T_STRING, 0, NULL},
+    {2, "value", T_STRING, 0, NULL},
+};
+STRICT(env_var, env_var_f, "EnvVar");
+
+static const pb_field resources_f[] = {
+    {1, "limits", T_MAP_QUANTITY, 0, NULL},
+    {2, "requests", T_MAP_QUANTITY, 0, NULL},
+};
+STRICT(resources, resources_f, "ResourceRequirements");
+
+static const pb_field container_f[] = {
+    {1, "name", T_STRING, 0, NULL},
+    {2, "image", T_STRING, 0, NULL},
+    {3, "command", T_STRINGS, 0, NULL},
+    {4, "args", T_STRINGS, 0, NULL},
+    {5, "workingDir", T_STRING, 0, NULL},
+    {6, "ports", T_MESSAGES, 0, &container_port},
+    {7, "env", T_MESSAGES, 0, &env_var},
+    {8, "resources", T_MESSAGE, 0, &resources},
+    {13, "terminationMessagePath", T_STRING, 0, NULL},
+    {14, "imagePullPolicy", T_STRING, 0, NULL},
+    {16, "stdin", T_BOOL, 0, NULL},
+    {17, "stdinOnce", T_BOOL, 0, NULL},
+    {18, "tty", T_BOOL, 0, NULL},
+    {20, "terminationMessagePolicy", T_STRING, 0, NULL},
+    {24, "restartPolicy", T_STRING, 0, NULL},
+};
+STRICT(container, container_f, "Container");
+
+static const pb_field none_f[] = {{0, "", T_STRING, 0, NULL}};
+static const pb_schema empty_strict = {none_f, 0, "PodSecurityContext"};
+static const pb_schema ignored = {none_f, 0, NULL}; /* a status: skipped, never stored */
+
+static const pb_field pod_spec_f[] = {
+    {2, "containers", T_MESSAGES, 0, &container},
+    {20, "initContainers", T_MESSAGES, 0, &container},
+    {3, "restartPolicy", T_STRING, 0, NULL},
+    {4, "terminationGracePeriodSeconds", T_INT64, F_KEEP_ZERO, NULL},
+    {5, "activeDeadlineSeconds", T_INT64, F_KEEP_ZERO, NULL},
+    {6, "dnsPolicy", T_STRING, 0, NULL},
+    {7, "nodeSelector", T_MAP_STRING, 0, NULL},
+    {8, "serviceAccountName", T_STRING, 0, NULL},
+    {9, "serviceAccount", T_STRING, 0, NULL},
+    {10, "nodeName", T_STRING, 0, NULL},
+    {11, "hostNetwork", T_BOOL, 0, NULL},
+    {12, "hostPID", T_BOOL, 0, NULL},
+    {13, "hostIPC", T_BOOL, 0, NULL},
+    {14, "securityContext", T_MESSAGE, 0, &empty_strict},
+    {15, "imagePullSecrets", T_MESSAGES, 0, &local_object_reference},
+    {16, "hostname", T_STRING, 0, NULL},
+    {17, "subdomain", T_STRING, 0, NULL},
+    {19, "schedulerName", T_STRING, 0, NULL},
+    {21, "automountServiceAccountToken", T_BOOL, F_KEEP_ZERO, NULL},
+    {24, "priorityClassName", T_STRING, 0, NULL},
+    {25, "priority", T_INT32, F_KEEP_ZERO, NULL},
+    {27, "shareProcessNamespace", T_BOOL, F_KEEP_ZERO, NULL},
+    {29, "runtimeClassName", T_STRING, F_KEEP_ZERO, NULL},
+    {30, "enableServiceLinks", T_BOOL, F_KEEP_ZERO, NULL},
+    {31, "preemptionPolicy", T_STRING, F_KEEP_ZERO, NULL},
+    {35, "setHostnameAsFQDN", T_BOOL, F_KEEP_ZERO, NULL},
+    {37, "hostUsers", T_BOOL, F_KEEP_ZERO, NULL},
+};
+STRICT(pod_spec, pod_spec_f, "PodSpec");
+
+static const pb_field pod_template_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &pod_spec},
+};
+STRICT(pod_template, pod_template_f, "PodTemplateSpec");
+
+static const pb_field selector_req_f[] = {
+    {1, "key", T_STRING, 0, NULL},
+    {2, "operator", T_STRING, 0, NULL},
+    {3, "values", T_STRINGS, 0, NULL},
+};
+STRICT(selector_req, selector_req_f, "LabelSelectorRequirement");
+
+static const pb_field selector_f[] = {
+    {1, "matchLabels", T_MAP_STRING, 0, NULL},
+    {2, "matchExpressions", T_MESSAGES, 0, &selector_req},
+};
+STRICT(selector, selector_f, "LabelSelector");
+
+static const pb_field rolling_update_f[] = {
+    {1, "maxUnavailable", T_INTORSTR, 0, NULL},
+    {2, "maxSurge", T_INTORSTR, 0, NULL},
+};
+STRICT(rolling_update, rolling_update_f, "RollingUpdateDeployment");
+
+static const pb_field strategy_f[] = {
+    {1, "type", T_STRING, 0, NULL},
+    {2, "rollingUpdate", T_MESSAGE, 0, &rolling_update},
+};
+STRICT(strategy, strategy_f, "DeploymentStrategy");
+
+static const pb_field deployment_spec_f[] = {
+    {1, "replicas", T_INT32, F_KEEP_ZERO, NULL},
+    {2, "selector", T_MESSAGE, 0, &selector},
+    {3, "template", T_MESSAGE, 0, &pod_template},
+    {4, "strategy", T_MESSAGE, 0, &strategy},
+    {5, "minReadySeconds", T_INT32, 0, NULL},
+    {6, "revisionHistoryLimit", T_INT32, F_KEEP_ZERO, NULL},
+    {7, "paused", T_BOOL, 0, NULL},
+    {9, "progressDeadlineSeconds", T_INT32, F_KEEP_ZERO, NULL},
+};
+STRICT(deployment_spec, deployment_spec_f, "DeploymentSpec");
+
+static const pb_field deployment_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &deployment_spec},
+    {3, "status", T_MESSAGE, 0, &ignored},
+};
+STRICT(deployment, deployment_f, "Deployment");
+
+static const pb_field job_spec_f[] = {
+    {1, "parallelism", T_INT32, F_KEEP_ZERO, NULL},
+    {2, "completions", T_INT32, F_KEEP_ZERO, NULL},
+    {3, "activeDeadlineSeconds", T_INT64, F_KEEP_ZERO, NULL},
+    {4, "selector", T_MESSAGE, 0, &selector},
+    {5, "manualSelector", T_BOOL, F_KEEP_ZERO, NULL},
+    {6, "template", T_MESSAGE, 0, &pod_template},
+    {7, "backoffLimit", T_INT32, F_KEEP_ZERO, NULL},
+    {8, "ttlSecondsAfterFinished", T_INT32, F_KEEP_ZERO, NULL},
+    {9, "completionMode", T_STRING, F_KEEP_ZERO, NULL},
+    {10, "suspend", T_BOOL, F_KEEP_ZERO, NULL},
+    {12, "backoffLimitPerIndex", T_INT32, F_KEEP_ZERO, NULL},
+    {13, "maxFailedIndexes", T_INT32, F_KEEP_ZERO, NULL},
+    {14, "podReplacementPolicy", T_STRING, F_KEEP_ZERO, NULL},
+    {15, "managedBy", T_STRING, F_KEEP_ZERO, NULL},
+};
+STRICT(job_spec, job_spec_f, "JobSpec");
+
+static const pb_field job_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &job_spec},
+    {3, "status", T_MESSAGE, 0, &ignored},
+};
+STRICT(job, job_f, "Job");
+
+static const pb_field job_template_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &job_spec},
+};
+STRICT(job_template, job_template_f, "JobTemplateSpec");
+
+static const pb_field cronjob_spec_f[] = {
+    {1, "schedule", T_STRING, 0, NULL},
+    {8, "timeZone", T_STRING, F_KEEP_ZERO, NULL},
+    {2, "startingDeadlineSeconds", T_INT64, F_KEEP_ZERO, NULL},
+    {3, "concurrencyPolicy", T_STRING, 0, NULL},
+    {4, "suspend", T_BOOL, F_KEEP_ZERO, NULL},
+    {5, "jobTemplate", T_MESSAGE, 0, &job_template},
+    {6, "successfulJobsHistoryLimit", T_INT32, F_KEEP_ZERO, NULL},
+    {7, "failedJobsHistoryLimit", T_INT32, F_KEEP_ZERO, NULL},
+};
+STRICT(cronjob_spec, cronjob_spec_f, "CronJobSpec");
+
+static const pb_field cronjob_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "spec", T_MESSAGE, 0, &cronjob_spec},
+    {3, "status", T_MESSAGE, 0, &ignored},
+};
+STRICT(cronjob, cronjob_f, "CronJob");
+
 typedef struct pb_kind {
     const char *api_version; /* NULL: any (DeleteOptions is registered in every group) */
     const char *kind;
@@ -339,6 +523,9 @@ static const pb_kind kinds[] = {
     {"v1", "ServiceAccount", &service_account},
     {"v1", "Event", &event},
     {"coordination.k8s.io/v1", "Lease", &lease},
+    {"apps/v1", "Deployment", &deployment},
+    {"batch/v1", "Job", &job},
+    {"batch/v1", "CronJob", &cronjob},
     {NULL, "DeleteOptions", &delete_options},
 };
 
@@ -504,6 +691,76 @@ static int decode_fields_v1(pb_reader *r, const pb_field *f, json_t *obj)
     return 0;
 }
 
+/* One map<string, Quantity> entry {1: key, 2: Quantity {1: string}}. */
+static int decode_quantity_entry(pb_reader *r, const pb_field *f, json_t *map)
+{
+    pb_reader key = {r->p, r->p}, val = {r->p, r->p}, str = {r->p, r->p};
+    int error = 0;
+    while (error == 0 && r->p < r->end) {
+        uint32_t num = 0;
+        unsigned wt;
+        error = pb_key(r, &num, &wt);
+        if (error == 0 && (num == 1 || num == 2))
+            error = pb_want(f->name, wt, WT_LEN);
+        if (error == 0)
+            error = num == 1 ? pb_len(r, &key) : num == 2 ? pb_len(r, &val) : pb_skip(r, wt);
+    }
+    while (error == 0 && val.p < val.end) {
+        uint32_t num = 0;
+        unsigned wt;
+        error = pb_key(&val, &num, &wt);
+        if (error == 0 && num == 1)
+            error = pb_want(f->name, wt, WT_LEN);
+        if (error == 0)
+            error = num == 1 ? pb_len(&val, &str) : pb_skip(&val, wt);
+    }
+    if (error < 0)
+        return error;
+    if (memchr(key.p, '\0', pb_left(&key)))
+        return sw_error_set(SW_EBADREQUEST, "protobuf: a key of %s contains a NUL byte", f->name);
+    json_t *value = view_string(&str, f->name);
+    if (!value)
+        return SW_EBADREQUEST;
+    char *k = sw_strndup((const char *)key.p, pb_left(&key));
+    if (json_object_set_new(map, k, value) < 0)
+        error = sw_error_set(SW_EBADREQUEST, "protobuf: a key of %s is not valid UTF-8", f->name);
+    sw_free(k);
+    return error;
+}
+
+/* intstr.IntOrString {1: type (0 int, 1 string), 2: intVal, 3: strVal}. */
+static int decode_int_or_string(pb_reader *r, const pb_field *f, json_t *obj)
+{
+    uint64_t type = 0, iv = 0;
+    pb_reader sv = {r->p, r->p};
+    int error = 0;
+    while (error == 0 && r->p < r->end) {
+        uint32_t num = 0;
+        unsigned wt;
+        error = pb_key(r, &num, &wt);
+        if (error == 0 && (num == 1 || num == 2))
+            error = pb_want(f->name, wt, WT_VARINT);
+        else if (error == 0 && num == 3)
+            error = pb_want(f->name, wt, WT_LEN);
+        if (error == 0)
+            error = num == 1   ? pb_varint(r, &type)
+                    : num == 2 ? pb_varint(r, &iv)
+                    : num == 3 ? pb_len(r, &sv)
+                               : pb_skip(r, wt);
+    }
+    if (error < 0)
+        return error;
+    if (type == 1) {
+        json_t *s = view_string(&sv, f->name);
+        if (!s)
+            return SW_EBADREQUEST;
+        json_object_set_new(obj, f->name, s);
+    } else {
+        json_object_set_new(obj, f->name, json_integer((int32_t)(uint32_t)iv));
+    }
+    return 0;
+}
+
 static int decode_nested(pb_reader *sub, const pb_field *f, int depth, json_t *obj)
 {
     json_t *item;
@@ -528,6 +785,10 @@ static int decode_nested(pb_reader *sub, const pb_field *f, int depth, json_t *o
         return decode_time(sub, f, obj);
     case T_FIELDSV1:
         return decode_fields_v1(sub, f, obj);
+    case T_MAP_QUANTITY:
+        return decode_quantity_entry(sub, f, child(obj, f->name, false));
+    case T_INTORSTR:
+        return decode_int_or_string(sub, f, obj);
     default: /* T_STRING */
         item = view_string(sub, f->name);
         if (!item)
@@ -560,8 +821,9 @@ static const pb_field *find_field(const pb_schema *s, uint32_t num)
     return NULL;
 }
 
-/* Decodes the message in r into obj by schema s. Unknown fields are skipped; a repeated scalar
- * or message field overwrites or merges, as protobuf's "last one wins" rule says. */
+/* Decodes the message in r into obj by schema s. Unknown fields are skipped (refused in a strict
+ * schema); a repeated scalar or message field overwrites or merges, as protobuf's "last one
+ * wins" rule says. */
 static int decode_message(pb_reader *r, const pb_schema *s, int depth, json_t *obj)
 {
     if (depth > SW_PROTOBUF_MAX_DEPTH)
@@ -574,6 +836,11 @@ static int decode_message(pb_reader *r, const pb_schema *s, int depth, json_t *o
         if (error < 0)
             return error;
         const pb_field *f = find_field(s, num);
+        if (!f && s->strict)
+            return sw_error_set(SW_EUNSUPPORTED,
+                                "protobuf: field %u of %s is not decoded by slipway; send this "
+                                "object as application/json",
+                                (unsigned)num, s->strict);
         error = f ? decode_field(r, f, wt, depth, obj) : pb_skip(r, wt);
         if (error < 0)
             return error;
@@ -647,7 +914,8 @@ static int unsupported_kind(const pb_unknown *u)
     return sw_error_set(SW_EUNSUPPORTED,
                         "protobuf request bodies are not supported for %.*s %.*s (supported: v1 "
                         "Secret, ConfigMap, Namespace, ServiceAccount, Event, "
-                        "coordination.k8s.io/v1 Lease, DeleteOptions); send application/json",
+                        "coordination.k8s.io/v1 Lease, apps/v1 Deployment, batch/v1 Job and "
+                        "CronJob, DeleteOptions); send application/json",
                         view_printable(&u->api_version), (const char *)u->api_version.p,
                         view_printable(&u->kind), (const char *)u->kind.p);
 }

@@ -1,8 +1,10 @@
 /* protobuf: decodes Kubernetes protobuf request bodies ("k8s\0" + runtime.Unknown) into the JSON
  * object a client would have sent, for the few built-in kinds that typed clients post that way:
- * v1 Secret, ConfigMap, Namespace, ServiceAccount, Event, coordination.k8s.io/v1 Lease and
- * meta/v1 DeleteOptions. A bounded wire-format reader walks per-kind schema tables (field number
- * to JSON name and type); unknown fields are skipped as protobuf requires. Responses stay JSON. */
+ * v1 Secret, ConfigMap, Namespace, ServiceAccount, Event, coordination.k8s.io/v1 Lease, apps/v1
+ * Deployment, batch/v1 Job and CronJob (the fields simple workloads set: a field the tables do
+ * not list is refused with SW_EUNSUPPORTED rather than dropped) and meta/v1 DeleteOptions. A
+ * bounded wire-format reader walks per-kind schema tables (field number to JSON name and type);
+ * elsewhere unknown fields are skipped as protobuf requires. Responses stay JSON. */
 #ifndef SW_PROTOBUF_H
 #define SW_PROTOBUF_H
 

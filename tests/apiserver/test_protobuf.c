@@ -540,6 +540,67 @@ static void test_fixture_mutations(void **state)
     }
 }
 
+/* apps/v1 Deployment: the pod template, IntOrString, Quantity maps; a field the strict tables
+ * do not list (a probe) is refused, not dropped. */
+static void deployment_body(enc *out, bool with_probe)
+{
+    enc meta = {.n = 0}, labels = {.n = 0}, sel = {.n = 0}, port = {.n = 0}, res = {.n = 0},
+        q = {.n = 0}, c = {.n = 0}, ps = {.n = 0}, tmpl = {.n = 0}, ru = {.n = 0},
+        pct = {.n = 0}, one = {.n = 0}, st = {.n = 0}, spec = {.n = 0}, raw = {.n = 0};
+    e_str(&meta, 1, "web");
+    e_entry(&sel, 1, "app", "web", 3);
+    e_entry(&labels, 11, "app", "web", 3);
+    e_uint(&port, 3, 80);
+    e_str(&q, 1, "100m");
+    enc qe = {.n = 0};
+    e_str(&qe, 1, "cpu");
+    e_msg(&qe, 2, &q);
+    e_msg(&res, 1, &qe);
+    e_str(&c, 1, "nginx");
+    e_str(&c, 2, "nginx:1.25");
+    e_msg(&c, 6, &port);
+    e_msg(&c, 8, &res);
+    if (with_probe) {
+        enc probe = {.n = 0};
+        e_uint(&probe, 2, 5);
+        e_msg(&c, 10, &probe);
+    }
+    e_msg(&ps, 2, &c);
+    e_msg(&tmpl, 1, &labels);
+    e_msg(&tmpl, 2, &ps);
+    e_uint(&pct, 1, 1);
+    e_str(&pct, 3, "25%");
+    e_uint(&one, 2, 1);
+    e_msg(&ru, 1, &one);
+    e_msg(&ru, 2, &pct);
+    e_str(&st, 1, "RollingUpdate");
+    e_msg(&st, 2, &ru);
+    e_uint(&spec, 1, 0); /* replicas: 0 is kept (a pointer in Go) */
+    e_msg(&spec, 2, &sel);
+    e_msg(&spec, 3, &tmpl);
+    e_msg(&spec, 4, &st);
+    e_msg(&raw, 1, &meta);
+    e_msg(&raw, 2, &spec);
+    e_msg(&raw, 3, &(enc){.n = 0});
+    e_wrap(out, "apps/v1", "Deployment", &raw);
+}
+
+static void test_deployment(void **state)
+{
+    enc body = {.n = 0};
+    deployment_body(&body, false);
+    expect_json(body.b, body.n,
+                "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"
+                "\"spec\":{\"replicas\":0,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+                "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{"
+                "\"containers\":[{\"name\":\"nginx\",\"image\":\"nginx:1.25\",\"ports\":"
+                "[{\"containerPort\":80}],\"resources\":{\"limits\":{\"cpu\":\"100m\"}}}]}},"
+                "\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxUnavailable\":1,"
+                "\"maxSurge\":\"25%\"}}},\"status\":{}}");
+    deployment_body(&body, true);
+    expect_error(body.b, body.n, SW_EUNSUPPORTED, "field 10 of Container");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -555,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_bad_wire),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_fixture_mutations),
+        cmocka_unit_test(test_deployment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

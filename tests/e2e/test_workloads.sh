@@ -53,6 +53,18 @@ expect_eq "the pod-template-hash label" "${RS1#web-}" "$(jp "rs/$RS1" '{.spec.te
 apply "$DEPLOY"
 expect_eq "applying the same manifest again changes nothing" 1 "$(jp deploy/web '{.metadata.generation}')"
 
+# ---- kubectl create (protobuf bodies) ----
+
+expect_ok "kubectl create deployment (protobuf)" kc -n "$NS" create deployment quick --image=nginx:1.25 --replicas=2 --port=80
+expect_eq "its fields arrived" "2 nginx:1.25 80 app=quick" \
+    "$(jp deploy/quick '{.spec.replicas} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort} app={.spec.selector.matchLabels.app}')"
+expect_ok "it rolls out" timeout 20 kubectl -n "$NS" rollout status deploy/quick
+expect_ok "kubectl create job (protobuf)" kc -n "$NS" create job hello --image=busybox -- echo hi
+expect_eq "the job's command and restart policy" "echo hi Never" \
+    "$(jp job/hello '{.spec.template.spec.containers[0].command[0]} {.spec.template.spec.containers[0].command[1]} {.spec.template.spec.restartPolicy}')"
+expect_ok "kubectl create cronjob (protobuf)" kc -n "$NS" create cronjob tick --image=busybox --schedule='*/5 * * * *' -- date
+expect_eq "the cronjob's schedule" "*/5 * * * *" "$(jp cj/tick '{.spec.schedule}')"
+
 # ---- strategic merge patches ----
 
 k patch deploy/web -p '{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"A","$patch":"delete"}]}]}}}}' >/dev/null ||
