@@ -1,6 +1,7 @@
 /* notify: the distribution registry's notification webhook (POST /notifications/registry).
  * Authenticated by a bearer token read from --registry-notifications-token-file; anything else
- * gets 401. Each manifest push by tag and each manifest delete is queued for a worker thread.
+ * gets 401. Each manifest push by tag and each manifest delete is queued for a worker thread,
+ * which finds the streams naming the event's repository through an index (repoindex.h).
  * A push re-imports, at once, every scheduled ImageStream tag that names the pushed
  * repository:tag on that registry. The registry sends the event before it moves the tag
  * (distribution 2.x), so an import that still sees the old digest (or no tag) is retried a few
@@ -9,6 +10,7 @@
  * Warning Event ImageDeleted: whoever consumes the tag can see the image is gone. */
 #include "apiserver/notify.h"
 
+#include "apiserver/repoindex.h"
 #include "kinds/core.h"
 #include "kinds/imagestream.h"
 #include "kinds/imagestreamimport.h"
@@ -41,6 +43,7 @@ typedef struct push {
 
 struct sw_notifier {
     sw_api *api;
+    sw_repoindex *index; /* the streams naming each repository */
     char token[256];
     pthread_mutex_t mu;
     pthread_cond_t cond;
@@ -267,17 +270,38 @@ static bool pause_ms(sw_notifier *n, int64_t ms)
     return go_on;
 }
 
+/* The streams naming the event's repository on its registry (new references). */
+static json_t *streams_of(sw_notifier *n, sw_objects *o, const push *p)
+{
+    json_t *keys = sw_repoindex_lookup(n->index, p->host, p->repository), *out = json_array();
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        const char *key = json_string_value(k), *slash = strchr(key, '/');
+        char ns[256];
+        json_t *s = NULL;
+        if (!slash || (size_t)(slash - key) >= sizeof(ns))
+            continue;
+        memcpy(ns, key, (size_t)(slash - key));
+        ns[slash - key] = '\0';
+        if (o->get(o, &sw_kind_imagestream, ns, slash + 1, &s) == 0)
+            json_array_append_new(out, s);
+    }
+    json_decref(keys);
+    return out;
+}
+
 static void handle_push(sw_notifier *n, const push *p)
 {
     sw_objects *o = sw_api_objects_new(n->api);
     int64_t delay = STALE_FIRST_DELAY_MS;
     for (int attempt = 0;; attempt++) {
-        json_t *streams = NULL;
+        json_t *streams = streams_of(n, o, p);
         size_t i;
         json_t *s;
         bool again = false;
-        if (o->list(o, &sw_kind_imagestream, NULL, &streams) == 0)
-            json_array_foreach(streams, i, s) again |= reimport(n, o, s, p);
+        json_array_foreach(streams, i, s) again |= reimport(n, o, s, p);
         json_decref(streams);
         if (again && attempt == STALE_RETRIES)
             sw_log(SW_LOG_INFO, "after a push of %s/%s:%s the registry still does not show %s",
@@ -359,23 +383,22 @@ static void mark_deleted(sw_objects *o, const char *ns, const char *name, const 
 static void handle_delete(sw_notifier *n, const push *p)
 {
     sw_objects *o = sw_api_objects_new(n->api);
-    json_t *streams = NULL;
+    json_t *streams = streams_of(n, o, p);
     size_t i;
     json_t *s;
-    if (o->list(o, &sw_kind_imagestream, NULL, &streams) == 0)
-        json_array_foreach(streams, i, s)
+    json_array_foreach(streams, i, s)
+    {
+        size_t j;
+        json_t *st;
+        json_array_foreach(sw_json_at(s, "status.tags"), j, st)
         {
-            size_t j;
-            json_t *st;
-            json_array_foreach(sw_json_at(s, "status.tags"), j, st)
-            {
-                if (tag_deleted(o, s, st, p)) {
-                    mark_deleted(o, sw_json_str_at(s, "metadata.namespace"),
-                                 sw_json_str_at(s, "metadata.name"), p);
-                    break;
-                }
+            if (tag_deleted(o, s, st, p)) {
+                mark_deleted(o, sw_json_str_at(s, "metadata.namespace"),
+                             sw_json_str_at(s, "metadata.name"), p);
+                break;
             }
         }
+    }
     json_decref(streams);
     sw_api_objects_free(o);
 }
@@ -422,10 +445,15 @@ int sw_notifier_new(sw_notifier **out, sw_api *api, const char *token_file)
                             token_file);
     }
     n->api = api;
+    if (sw_repoindex_new(&n->index, api) < 0) {
+        sw_free(n);
+        return SW_ERROR;
+    }
     n->queue = sw_calloc(QUEUE_MAX, sizeof(*n->queue));
     pthread_mutex_init(&n->mu, NULL);
     pthread_cond_init(&n->cond, NULL);
     if (pthread_create(&n->worker, NULL, worker_main, n) != 0) {
+        sw_repoindex_free(n->index);
         sw_free(n->queue);
         sw_free(n);
         return sw_error_set(SW_ERROR, "cannot start the notification worker");
@@ -443,6 +471,7 @@ void sw_notifier_free(sw_notifier *n)
     pthread_cond_broadcast(&n->cond);
     pthread_mutex_unlock(&n->mu);
     pthread_join(n->worker, NULL);
+    sw_repoindex_free(n->index);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cond);
     sw_free(n->queue);

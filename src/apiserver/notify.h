@@ -6,6 +6,7 @@
 
 typedef struct sw_notifier sw_notifier;
 
+/* api->cache (the watch cache) must exist: the notifier's stream index follows it. */
 int sw_notifier_new(sw_notifier **out, sw_api *api, const char *token_file);
 void sw_notifier_free(sw_notifier *n);
 bool sw_notify_matches(const char *path);

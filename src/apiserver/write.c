@@ -166,6 +166,15 @@ static void keep_stored(stored *st, const char *key, char *val, size_t len, int6
     sw_strlcpy(st->key, key, sizeof(st->key));
 }
 
+/* The kind's admission, with read access to other objects. */
+static int admit(sw_api *api, const sw_kind *k, json_t *obj)
+{
+    sw_objects *o = sw_api_objects_new(api);
+    int error = k->admit(&api->kctx, o, obj);
+    sw_api_objects_free(o);
+    return error;
+}
+
 /* Replies with the stored text when there is one (and no Table was asked for), else with obj. */
 static void reply_stored(sw_api *api, sw_response *resp, const sw_request *req, const sw_kind *k,
                          int status, const json_t *obj, stored *st)
@@ -215,6 +224,8 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
     if (k->has_status)
         json_object_del(obj, "status");
     if (k->prepare_create && (error = k->prepare_create(&api->kctx, obj)) < 0)
+        return error;
+    if (k->admit && (error = admit(api, k, obj)) < 0)
         return error;
     if ((error = validate_object(api, k, obj, NULL)) < 0)
         return error;
@@ -331,6 +342,8 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
             json_object_del(obj, "status");
     }
     if (k->prepare_update && (error = k->prepare_update(&api->kctx, obj, old)) < 0)
+        return error;
+    if (!status && k->admit && (error = admit(api, k, obj)) < 0)
         return error;
     sw_object_bump_generation(k, obj, old);
     return 0;

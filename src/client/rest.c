@@ -40,6 +40,7 @@ const sw_resource sw_res_deployments = {"apps", "v1", "deployments", true};
 const sw_resource sw_res_replicasets = {"apps", "v1", "replicasets", true};
 const sw_resource sw_res_statefulsets = {"apps", "v1", "statefulsets", true};
 const sw_resource sw_res_daemonsets = {"apps", "v1", "daemonsets", true};
+const sw_resource sw_res_controllerrevisions = {"apps", "v1", "controllerrevisions", true};
 const sw_resource sw_res_cronjobs = {"batch", "v1", "cronjobs", true};
 
 struct sw_client {

@@ -39,7 +39,7 @@ extern const sw_resource sw_res_builds, sw_res_buildconfigs; /* build.openshift.
 extern const sw_resource sw_res_managedimages; /* image.slipway.dev/v1alpha1 managedimages */
 extern const sw_resource sw_res_pods;          /* v1 pods */
 extern const sw_resource sw_res_deployments, sw_res_replicasets, sw_res_statefulsets,
-    sw_res_daemonsets; /* apps/v1 */
+    sw_res_daemonsets, sw_res_controllerrevisions; /* apps/v1 */
 extern const sw_resource sw_res_cronjobs;      /* batch/v1 cronjobs */
 
 typedef struct sw_client_opts {

@@ -284,15 +284,15 @@ static int run(server_flags *f)
     sw_registry_opts ro = {.insecure_hosts = f->insecure, .max_per_host = (int)f->registry_conns};
     if ((error = sw_registry_new(&api.kctx.registry, &ro)) < 0)
         goto done;
-    if (f->notify_token_file &&
-        (error = sw_notifier_new(&api.notifier, &api, f->notify_token_file)) < 0)
-        goto done;
     snprintf(api.listen_addr, sizeof(api.listen_addr), "%s:%u", f->host, f->port);
     if ((error = sw_api_bootstrap(&api)) < 0)
         goto done;
     if ((error = sw_nscache_new(&api.nscache, store)) < 0)
         goto done;
     if ((error = sw_watchcache_new(&api.cache, &api, 8192)) < 0)
+        goto done;
+    if (f->notify_token_file &&
+        (error = sw_notifier_new(&api.notifier, &api, f->notify_token_file)) < 0)
         goto done;
     sw_apiserver_opts o = {.host = f->host,
                            .port = f->port,

@@ -9,6 +9,7 @@
 #include "controllers/build_process.h"
 #include "kinds/build.h"
 #include "kinds/imagestream.h"
+#include "registry/ref.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -358,6 +359,7 @@ typedef struct plan {
     char *output_ref; /* status.outputDockerImageReference */
     char *push_auth;  /* docker config.json from the push secret */
     char *pull_auth;
+    char *insecure_base; /* the base's registry host when its tag says importPolicy.insecure */
     const char *fail_reason; /* the build ends as Error */
     const char *wait_reason; /* the build stays New; retried later */
     char msg[700];
@@ -369,6 +371,36 @@ static void plan_dispose(plan *p)
     sw_free(p->output_ref);
     sw_free(p->push_auth);
     sw_free(p->pull_auth);
+    sw_free(p->insecure_base);
+}
+
+/* p->insecure_base when tag tag of stream obj says importPolicy.insecure: the builder pulls
+ * pull spec ref from that registry the way the tag was imported. */
+static void tag_insecure(const json_t *obj, const char *tag, const char *ref, plan *p)
+{
+    sw_ref parsed;
+    if (!p->insecure_base && sw_json_bool_at(sw_imagestream_spec_tag(obj, tag), "importPolicy.insecure") &&
+        sw_ref_parse(ref, &parsed) == 0)
+        p->insecure_base = sw_strdup(parsed.registry);
+}
+
+/* A DockerImage base an ImageChange trigger put in (the tag's image): the tag it came from
+ * (triggeredBy's fromRef) says whether it is pulled insecurely. */
+static void base_insecure_from_trigger(sw_build_controller *ctl, const json_t *build,
+                                       const char *image, plan *p)
+{
+    const json_t *ref = sw_json_at(json_array_get(sw_json_at(build, "spec.triggeredBy"), 0),
+                                   "imageChangeBuild.fromRef");
+    const char *ns = sw_json_str_at(ref, "namespace"), *name = sw_json_str_at(ref, "name");
+    char stream[256], tag[256], key[600];
+    if (!image || !sw_str_eq(sw_json_str_at(ref, "kind"), "ImageStreamTag") || !name ||
+        !split_istag(name, stream, sizeof(stream), tag, sizeof(tag)))
+        return;
+    snprintf(key, sizeof(key), "%s/%s", ns && *ns ? ns : sw_json_str_at(build, "metadata.namespace") ?: "",
+             stream);
+    json_t *obj = sw_informer_get(ctl->streams, key);
+    tag_insecure(obj, tag, image, p);
+    json_decref(obj);
 }
 
 static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
@@ -382,6 +414,8 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
                                                                  : NULL;
     json_t *obj = NULL;
     char stream[256], tag[256], spec[1024] = "";
+    if (from && !r)
+        base_insecure_from_trigger(ctl, build, name, p);
     if (!from || !r)
         return 0; /* no base, or a DockerImage pull spec used as is */
     if (!ns || !*ns)
@@ -397,6 +431,8 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
         if (head)
             sw_imagestream_pull_spec(obj, tag, head, spec, sizeof(spec));
         ref = spec;
+        /* the tag was imported over plain HTTP or unverified TLS: the builder pulls it so too */
+        tag_insecure(obj, tag, spec, p);
     } else if (r == &sw_res_imagestreamimages && name && *name) {
         error = sw_client_get(ctl->client, r, ns, name, &obj);
         ref = sw_json_str_at(obj, "image.dockerImageReference");
@@ -609,13 +645,21 @@ static int launch(sw_build_controller *ctl, const json_t *build, const plan *p)
         fail_started(ctl, pending, sw_error_msg());
         goto fail;
     }
+    size_t ninsecure = 0;
+    while (ctl->insecure && ctl->insecure[ninsecure])
+        ninsecure++;
+    const char **insecure = sw_calloc(ninsecure + 2, sizeof(*insecure));
+    for (size_t i = 0; i < ninsecure; i++)
+        insecure[i] = ctl->insecure[i];
+    insecure[ninsecure] = p->insecure_base; /* NULL when there is none */
     sw_build_env env = {.server = ctl->server,
                         .ca_pem = ctl->ca,
                         .ca_len = ctl->ca_len,
                         .push_auth = p->push_auth,
                         .pull_auth = p->pull_auth,
-                        .insecure_registries = (const char *const *)ctl->insecure};
+                        .insecure_registries = insecure};
     error = ctl->strategy->start(ctl->strategy->self, pending, token, &env, &r->run);
+    sw_free(insecure);
     memset(token, 0, strlen(token));
     if (error < 0) {
         fail_started(ctl, pending, sw_error_msg());
@@ -863,6 +907,16 @@ static int record_trigger(sw_build_controller *ctl, const json_t *config, const 
     return error;
 }
 
+/* Whether two pull specs name the same image: by digest when both have one (a registry alias or
+ * an `external` tag reaching the same image is the same image), else as strings. */
+static bool same_image(const char *a, const char *b)
+{
+    const char *da = a ? strrchr(a, '@') : NULL, *db = b ? strrchr(b, '@') : NULL;
+    if (da && db)
+        return !strcmp(da, db);
+    return sw_str_eq(a, b);
+}
+
 /* One ImageChange trigger: a build when the tag's image differs from the last one triggered. */
 static int image_trigger(sw_build_controller *ctl, const json_t *config, const json_t *trigger,
                          bool *fired)
@@ -874,8 +928,8 @@ static int image_trigger(sw_build_controller *ctl, const json_t *config, const j
     char *image = tag_image(ctl, ns, name);
     const json_t *seen = trigger_status(config, from);
     int error = 0;
-    if (!image || sw_str_eq(sw_json_str_at(seen, "lastTriggeredImageID"), image) ||
-        sw_str_eq(sw_json_str_at(trigger, "imageChange.lastTriggeredImageID"), image))
+    if (!image || same_image(sw_json_str_at(seen, "lastTriggeredImageID"), image) ||
+        same_image(sw_json_str_at(trigger, "imageChange.lastTriggeredImageID"), image))
         goto done;
     json_t *req = json_pack("{s:[{s:s, s:{s:s, s:{s:s, s:s, s:s}}}], s:{s:s, s:s}}", "triggeredBy",
                             "message", "Image change", "imageChangeBuild", "imageID", image,

@@ -1,4 +1,5 @@
-/* deployment: the standalone rollout of Deployments (see deployment.h). A reconcile of ns/name
+/* deployment: the standalone rollout of Deployments, StatefulSets and DaemonSets (see
+ * deployment.h). A reconcile of a Deployment ns/name
  * reads the Deployment and its ReplicaSets from the API, finds or creates the ReplicaSet of the
  * current template, gives it every replica and the newest revision, scales the others to 0,
  * prunes the history, and writes the Deployment's revision annotation and status — each write
@@ -31,7 +32,7 @@ struct sw_deploy_controller {
     /* its own lean informers: it starts after the shared ones (once the server is known to be
      * slipway's), when they take no more handlers, and the garbage collector's discovery adds
      * its own to the shared lean ones at any time */
-    sw_informer *deployments, *sets;
+    sw_informer *deployments, *sets, *statefulsets, *daemonsets;
 };
 
 /* ---- pure helpers ---- */
@@ -450,15 +451,164 @@ done:
     return error == SW_ENOTFOUND ? 0 : error;
 }
 
+/* ---- StatefulSets and DaemonSets: ControllerRevisions ---- */
+
+/* The ControllerRevisions res's object d controls. */
+static int owned_revisions(sw_deploy_controller *dc, const json_t *d, json_t **out)
+{
+    json_t *list = NULL;
+    int error = sw_client_list(dc->client, &sw_res_controllerrevisions,
+                               sw_json_str_at(d, "metadata.namespace"), NULL, &list);
+    *out = json_array();
+    size_t i, j;
+    json_t *cr, *ref;
+    const char *uid = sw_json_str_at(d, "metadata.uid");
+    json_array_foreach(json_object_get(list, "items"), i, cr)
+    {
+        json_array_foreach(sw_json_at(cr, "metadata.ownerReferences"), j, ref)
+        {
+            if (sw_json_bool_at(ref, "controller") && sw_str_eq(sw_json_str_at(ref, "uid"), uid))
+                json_array_append(*out, cr);
+        }
+    }
+    json_decref(list);
+    return error;
+}
+
+/* The revision of d's current template (found or made, newest revision when reused): its name
+ * into name. kube stores the template as a strategic merge patch that replaces it. */
+static int current_revision(sw_deploy_controller *dc, const json_t *d, const char *kind,
+                            char *name, size_t n)
+{
+    json_t *revs = NULL, *hit = NULL;
+    int error = owned_revisions(dc, d, &revs);
+    int64_t max = 0;
+    size_t i;
+    json_t *cr;
+    json_array_foreach(revs, i, cr)
+    {
+        int64_t r = int_at(cr, "revision", 0);
+        if (r > max)
+            max = r;
+        json_t *t = json_deep_copy(sw_json_at(cr, "data.spec.template"));
+        json_object_del(t, "$patch"); /* the directive kube's revision data carries */
+        if (sw_deploy_same_template(t, sw_json_at(d, "spec.template")))
+            hit = cr;
+        json_decref(t);
+    }
+    const char *ns = sw_json_str_at(d, "metadata.namespace");
+    if (error == 0 && !hit) {
+        char hash[16];
+        sw_deploy_template_hash(sw_json_at(d, "spec.template"), 0, hash, sizeof(hash));
+        snprintf(name, n, "%.240s-%s", sw_json_str_at(d, "metadata.name"), hash);
+        json_t *tmpl = json_deep_copy(sw_json_at(d, "spec.template"));
+        json_object_set_new(tmpl, "$patch", json_string("replace"));
+        json_t *labels = json_deep_copy(sw_json_at(d, "spec.selector.matchLabels"));
+        if (!json_is_object(labels)) {
+            json_decref(labels);
+            labels = json_object();
+        }
+        json_object_set_new(labels, "controller.kubernetes.io/hash", json_string(hash));
+        json_t *obj = json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, s:{s:{s:o}}, s:I}",
+            "apiVersion", "apps/v1", "kind", "ControllerRevision", "metadata", "name", name,
+            "namespace", ns, "labels", labels, "ownerReferences", "apiVersion", "apps/v1", "kind",
+            kind, "name", sw_json_str_at(d, "metadata.name"), "uid",
+            sw_json_str_at(d, "metadata.uid") ?: "", "controller", 1, "blockOwnerDeletion", 1,
+            "data", "spec", "template", tmpl, "revision", (json_int_t)(max + 1));
+        error = sw_client_create(dc->client, &sw_res_controllerrevisions, ns, obj, NULL);
+        json_decref(obj);
+    } else if (error == 0) {
+        sw_strlcpy(name, sw_json_str_at(hit, "metadata.name") ?: "", n);
+        if (int_at(hit, "revision", 0) < max) { /* rolled back: the old revision is newest */
+            json_t *copy = json_deep_copy(hit);
+            json_object_set_new(copy, "revision", json_integer(max + 1));
+            error = sw_client_update(dc->client, &sw_res_controllerrevisions, ns, copy, NULL);
+            json_decref(copy);
+        }
+    }
+    /* history beyond revisionHistoryLimit goes, oldest first (never the current one) */
+    int64_t keep = int_at(d, "spec.revisionHistoryLimit", 10);
+    size_t count = json_array_size(revs), old = 0;
+    const json_t **v = sw_calloc(count + 1, sizeof(*v));
+    json_array_foreach(revs, i, cr)
+    {
+        if (cr != hit)
+            v[old++] = cr;
+    }
+    for (size_t a = 0; a < old; a++) /* insertion sort by revision: histories are short */
+        for (size_t b = a; b > 0 && int_at(v[b - 1], "revision", 0) > int_at(v[b], "revision", 0);
+             b--) {
+            const json_t *t = v[b];
+            v[b] = v[b - 1];
+            v[b - 1] = t;
+        }
+    for (size_t a = 0; error == 0 && (int64_t)(old - a) > keep; a++)
+        sw_client_delete(dc->client, &sw_res_controllerrevisions, ns,
+                         sw_json_str_at(v[a], "metadata.name"));
+    sw_free(v);
+    json_decref(revs);
+    return error;
+}
+
+/* A StatefulSet or DaemonSet: its revision, then the status a cluster would report with every
+ * pod ready (a DaemonSet as on a cluster of one node). */
+static int sync_revisioned(sw_deploy_controller *dc, const sw_resource *res, const char *kind,
+                           const char *ns, const char *name)
+{
+    json_t *d = NULL, *st = NULL;
+    char rev[320];
+    int error = sw_client_get(dc->client, res, ns, name, &d);
+    if (error < 0 || sw_json_at(d, "metadata.deletionTimestamp"))
+        goto done;
+    if ((error = current_revision(dc, d, kind, rev, sizeof(rev))) < 0)
+        goto done;
+    json_int_t gen = (json_int_t)int_at(d, "metadata.generation", 1);
+    if (res == &sw_res_statefulsets) {
+        json_int_t r = (json_int_t)int_at(d, "spec.replicas", 1);
+        st = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I}", "observedGeneration", gen,
+                       "replicas", r, "readyReplicas", r, "currentReplicas", r, "updatedReplicas",
+                       r, "availableReplicas", r, "currentRevision", rev, "updateRevision", rev,
+                       "collisionCount", (json_int_t)0);
+    } else {
+        st = json_pack("{s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "observedGeneration", gen,
+                       "currentNumberScheduled", 1, "numberMisscheduled", 0,
+                       "desiredNumberScheduled", 1, "numberReady", 1, "updatedNumberScheduled", 1,
+                       "numberAvailable", 1, "numberUnavailable", 0);
+    }
+    if (!json_equal(json_object_get(d, "status"), st)) {
+        json_t *copy = json_deep_copy(d);
+        json_object_set(copy, "status", st);
+        error = sw_client_update_status(dc->client, res, ns, copy, NULL);
+        json_decref(copy);
+    }
+done:
+    json_decref(st);
+    json_decref(d);
+    return error == SW_ENOTFOUND ? 0 : error;
+}
+
+/* Keys: "<ns>/<name>" (a Deployment), "s|<ns>/<name>" (a StatefulSet), "d|..." (DaemonSet). */
 static int reconcile(void *arg, const char *key)
 {
     char ns[256];
+    const sw_resource *res = NULL;
+    const char *kind = NULL;
+    if (!strncmp(key, "s|", 2)) {
+        res = &sw_res_statefulsets;
+        kind = "StatefulSet";
+        key += 2;
+    } else if (!strncmp(key, "d|", 2)) {
+        res = &sw_res_daemonsets;
+        kind = "DaemonSet";
+        key += 2;
+    }
     const char *slash = strchr(key, '/');
     if (!slash || (size_t)(slash - key) >= sizeof(ns))
         return 0;
     memcpy(ns, key, (size_t)(slash - key));
     ns[slash - key] = '\0';
-    return sync(arg, ns, slash + 1);
+    return res ? sync_revisioned(arg, res, kind, ns, slash + 1) : sync(arg, ns, slash + 1);
 }
 
 static void deploy_event(json_t *obj, void *p)
@@ -498,6 +648,37 @@ static void rs_changed(json_t *old, json_t *obj, void *p)
     rs_event(obj, p);
 }
 
+static void enqueue_prefixed(sw_deploy_controller *dc, const char *prefix, const json_t *obj)
+{
+    char *key = sw_informer_key(obj);
+    char full[620];
+    if (key) {
+        snprintf(full, sizeof(full), "%s%s", prefix, key);
+        sw_controller_enqueue(dc->loop, full);
+    }
+    sw_free(key);
+}
+
+static void sts_event(json_t *obj, void *p)
+{
+    enqueue_prefixed(p, "s|", obj);
+}
+
+static void sts_changed(json_t *old, json_t *obj, void *p)
+{
+    enqueue_prefixed(p, "s|", obj);
+}
+
+static void ds_event(json_t *obj, void *p)
+{
+    enqueue_prefixed(p, "d|", obj);
+}
+
+static void ds_changed(json_t *old, json_t *obj, void *p)
+{
+    enqueue_prefixed(p, "d|", obj);
+}
+
 int sw_deploy_controller_new(sw_deploy_controller **out, sw_client *c, sw_informers *f)
 {
     (void)f;
@@ -518,12 +699,22 @@ int sw_deploy_controller_new(sw_deploy_controller **out, sw_client *c, sw_inform
         error = sw_informer_new(&dc->deployments, c, &sw_res_deployments, &io, &hd);
     if (error == 0)
         error = sw_informer_new(&dc->sets, c, &sw_res_replicasets, &io, &hr);
+    sw_informer_handlers hs = {.on_add = sts_event, .on_update = sts_changed, .payload = dc};
+    sw_informer_handlers hds = {.on_add = ds_event, .on_update = ds_changed, .payload = dc};
+    if (error == 0)
+        error = sw_informer_new(&dc->statefulsets, c, &sw_res_statefulsets, &io, &hs);
+    if (error == 0)
+        error = sw_informer_new(&dc->daemonsets, c, &sw_res_daemonsets, &io, &hds);
     if (error == 0)
         error = sw_controller_start(dc->loop);
     if (error == 0)
         error = sw_informer_start(dc->deployments);
     if (error == 0)
         error = sw_informer_start(dc->sets);
+    if (error == 0)
+        error = sw_informer_start(dc->statefulsets);
+    if (error == 0)
+        error = sw_informer_start(dc->daemonsets);
     if (error < 0) {
         sw_deploy_controller_free(dc);
         return error;
@@ -538,8 +729,12 @@ void sw_deploy_controller_free(sw_deploy_controller *dc)
         return;
     sw_informer_stop(dc->deployments);
     sw_informer_stop(dc->sets);
+    sw_informer_stop(dc->statefulsets);
+    sw_informer_stop(dc->daemonsets);
     sw_controller_free(dc->loop);
     sw_informer_free(dc->deployments);
     sw_informer_free(dc->sets);
+    sw_informer_free(dc->statefulsets);
+    sw_informer_free(dc->daemonsets);
     sw_free(dc);
 }

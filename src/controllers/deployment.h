@@ -5,7 +5,10 @@
  * controller ownerReference, old ones scaled to 0 and pruned past revisionHistoryLimit, a
  * rollback reusing the old ReplicaSet with a new revision) — and the status it would report if
  * every pod became ready at once. So `kubectl rollout status|history|undo|restart|pause|resume`
- * work unchanged. A paused Deployment gets no new ReplicaSet.
+ * work unchanged. A paused Deployment gets no new ReplicaSet. StatefulSets and DaemonSets get
+ * one ControllerRevision per template (kube's name, labels and data, the revision numbers,
+ * pruning) and the status that rollout status|history|undo read, a DaemonSet as on a cluster of
+ * one node.
  *
  * It runs only against slipway's own server (in the default controller set it waits for the
  * server to say so, like the garbage collector): on a cluster the real controllers do this.

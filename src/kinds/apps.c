@@ -4,6 +4,7 @@
  * here: docs/workloads.md says what their status means. */
 #include "kinds/workloads.h"
 
+#include "kinds/imagepolicy.h"
 #include "kinds/podspec.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -180,6 +181,8 @@ static const sw_column deploy_columns[] = {
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };
 
+SW_IMAGE_POLICY_ADMIT(deploy_admit, "Deployment")
+
 const sw_kind sw_kind_deployment = {
     .group = "apps", .version = "v1", .kind = "Deployment", .plural = "deployments",
     .singular = "deployment", .short_names = {"deploy"}, .categories = {"all"},
@@ -194,6 +197,7 @@ const sw_kind sw_kind_deployment = {
     .smp = sw_smp_schema_core, .columns = deploy_columns, .ncolumns = 5,
     .prepare_create = deploy_prepare, .prepare_update = deploy_update,
     .validate = deploy_validate,
+    .admit = deploy_admit,
 };
 
 /* ---- ReplicaSet ---- */
@@ -218,6 +222,8 @@ static const sw_column rs_columns[] = {
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };
 
+SW_IMAGE_POLICY_ADMIT(rs_admit, "ReplicaSet")
+
 const sw_kind sw_kind_replicaset = {
     .group = "apps", .version = "v1", .kind = "ReplicaSet", .plural = "replicasets",
     .singular = "replicaset", .short_names = {"rs"}, .categories = {"all"}, .namespaced = true,
@@ -227,6 +233,7 @@ const sw_kind sw_kind_replicaset = {
                    "\"status\":{" WORKLOAD_STATUS ",\"fullyLabeledReplicas\":\"integer\"}}",
     .smp = sw_smp_schema_core, .columns = rs_columns, .ncolumns = 5,
     .prepare_create = rs_prepare, .prepare_update = rs_update, .validate = apps_validate,
+    .admit = rs_admit,
 };
 
 /* ---- StatefulSet ---- */
@@ -273,6 +280,8 @@ static const sw_column sts_columns[] = {
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };
 
+SW_IMAGE_POLICY_ADMIT(sts_admit, "StatefulSet")
+
 const sw_kind sw_kind_statefulset = {
     .group = "apps", .version = "v1", .kind = "StatefulSet", .plural = "statefulsets",
     .singular = "statefulset", .short_names = {"sts"}, .categories = {"all"},
@@ -290,6 +299,7 @@ const sw_kind sw_kind_statefulset = {
                    "\"currentRevision\":\"string\",\"updateRevision\":\"string\"}}",
     .smp = sw_smp_schema_core, .columns = sts_columns, .ncolumns = 3,
     .prepare_create = sts_prepare, .prepare_update = sts_update, .validate = sts_validate,
+    .admit = sts_admit,
 };
 
 /* ---- DaemonSet ---- */
@@ -370,6 +380,8 @@ static const sw_column ds_columns[] = {
     {"Node Selector", "string", "The template's node selector", 0, ds_selector},
 };
 
+SW_IMAGE_POLICY_ADMIT(ds_admit, "DaemonSet")
+
 const sw_kind sw_kind_daemonset = {
     .group = "apps", .version = "v1", .kind = "DaemonSet", .plural = "daemonsets",
     .singular = "daemonset", .short_names = {"ds"}, .categories = {"all"}, .namespaced = true,
@@ -385,6 +397,7 @@ const sw_kind sw_kind_daemonset = {
                    "\"integer\",\"collisionCount\":\"integer\",\"conditions\":[\"any\"]}}",
     .smp = sw_smp_schema_core, .columns = ds_columns, .ncolumns = 6,
     .prepare_create = ds_prepare, .prepare_update = ds_update, .validate = ds_validate,
+    .admit = ds_admit,
 };
 
 /* ---- ControllerRevision ---- */

@@ -2,6 +2,7 @@
  * OnFailure or Never; a CronJob needs a schedule), status subresources and columns. */
 #include "kinds/workloads.h"
 
+#include "kinds/imagepolicy.h"
 #include "kinds/podspec.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -123,6 +124,8 @@ static const sw_column job_columns[] = {
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };
 
+SW_IMAGE_POLICY_ADMIT(job_admit, "Job")
+
 const sw_kind sw_kind_job = {
     .group = "batch", .version = "v1", .kind = "Job", .plural = "jobs", .singular = "job",
     .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
@@ -134,6 +137,7 @@ const sw_kind sw_kind_job = {
                    "\"uncountedTerminatedPods\":\"any\",\"ready\":\"integer\"}}",
     .smp = sw_smp_schema_core, .columns = job_columns, .ncolumns = 4,
     .prepare_create = job_prepare, .prepare_update = job_update, .validate = job_validate,
+    .admit = job_admit,
 };
 
 /* ---- CronJob ---- */
@@ -233,6 +237,8 @@ static const sw_column cj_columns[] = {
     {"Last Schedule", "string", "When a job was last scheduled", 0, last_cell},
 };
 
+SW_IMAGE_POLICY_ADMIT(cj_admit, "CronJob")
+
 const sw_kind sw_kind_cronjob = {
     .group = "batch", .version = "v1", .kind = "CronJob", .plural = "cronjobs",
     .singular = "cronjob", .short_names = {"cj"}, .categories = {"all"}, .namespaced = true,
@@ -245,4 +251,5 @@ const sw_kind sw_kind_cronjob = {
                    "\"lastScheduleTime\":\"string\",\"lastSuccessfulTime\":\"string\"}}",
     .smp = sw_smp_schema_core, .columns = cj_columns, .ncolumns = 4,
     .prepare_create = cj_prepare, .prepare_update = cj_update, .validate = cj_validate,
+    .admit = cj_admit,
 };

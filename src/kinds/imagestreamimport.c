@@ -9,6 +9,7 @@
 #include "kinds/core.h"
 #include "kinds/imagestream.h"
 #include "meta/event.h"
+#include "registry/ref.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -292,6 +293,18 @@ static bool apply_results(sw_objects *o, json_t *stream, const import_job *jobs,
         if (j->res.unchanged && head) {
             ev = json_deep_copy(head);
             json_object_set_new(ev, "generation", json_integer(gen));
+            /* the same image reached from another repository (the tag's source moved to a
+             * mirror or an alias): the event names where it now comes from, as OpenShift's
+             * re-import would (the image itself, and so its digest, is unchanged) */
+            sw_ref src, was;
+            const char *img = sw_json_str_at(head, "image");
+            if (img && sw_ref_parse(j->from, &src) == 0 &&
+                sw_ref_parse(sw_json_str_at(head, "dockerImageReference") ?: "", &was) == 0 &&
+                (strcmp(src.registry, was.registry) || strcmp(src.repository, was.repository))) {
+                char spec[700];
+                snprintf(spec, sizeof(spec), "%s/%s@%s", src.registry, src.repository, img);
+                json_object_set_new(ev, "dockerImageReference", json_string(spec));
+            }
         } else {
             ev = json_pack("{s:s, s:s, s:s, s:I}", "created", now, "dockerImageReference",
                            j->res.pull_spec, "image",

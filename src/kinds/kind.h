@@ -154,6 +154,9 @@ struct sw_kind {
     int (*prepare_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
     /* Status update: obj is old with the new status copied in. */
     int (*prepare_status_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
+    /* Admission with access to other objects, after prepare_create / prepare_update of a
+     * main-resource write (an image name resolved against ImageStreams). */
+    int (*admit)(const sw_kind_ctx *ctx, sw_objects *o, json_t *obj);
     /* old is NULL on create. */
     int (*validate)(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old);
     /* After a create or update of this kind is stored (not on dry runs): obj as stored. For

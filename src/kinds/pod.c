@@ -4,6 +4,7 @@
  * tolerations). */
 #include "kinds/workloads.h"
 
+#include "kinds/imagepolicy.h"
 #include "kinds/podspec.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -116,6 +117,8 @@ static const char *const pod_fields[] = {"spec.nodeName", "spec.restartPolicy",
                                          "spec.schedulerName", "spec.serviceAccountName",
                                          "status.phase", NULL};
 
+SW_IMAGE_POLICY_ADMIT(pod_admit, "Pod")
+
 const sw_kind sw_kind_pod = {
     .group = "", .version = "v1", .kind = "Pod", .plural = "pods", .singular = "pod",
     .short_names = {"po"}, .categories = {"all"}, .namespaced = true, .has_status = true,
@@ -124,6 +127,7 @@ const sw_kind sw_kind_pod = {
     .field_selectors = pod_fields, .smp = sw_smp_schema_core, .columns = pod_columns,
     .ncolumns = 4, .prepare_create = pod_prepare, .prepare_update = pod_update,
     .validate = pod_validate,
+    .admit = pod_admit,
 };
 
 /* ---- ReplicationController ---- */
@@ -199,6 +203,8 @@ static const sw_column rc_columns[] = {
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };
 
+SW_IMAGE_POLICY_ADMIT(rc_admit, "ReplicationController")
+
 const sw_kind sw_kind_replicationcontroller = {
     .group = "", .version = "v1", .kind = "ReplicationController",
     .plural = "replicationcontrollers", .singular = "replicationcontroller",
@@ -211,4 +217,5 @@ const sw_kind sw_kind_replicationcontroller = {
                    "\"observedGeneration\":\"integer\",\"conditions\":[\"any\"]}}",
     .smp = sw_smp_schema_core, .columns = rc_columns, .ncolumns = 5,
     .prepare_create = rc_prepare, .prepare_update = rc_update, .validate = rc_validate,
+    .admit = rc_admit,
 };

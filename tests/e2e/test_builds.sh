@@ -363,6 +363,25 @@ spec:
     expect_eq "base:v1: no new event" "$base2 $BASE1" "$(events base v1)"
     sleep 3
     expect_eq "the same base digest: no build" "inline-1 inline-2" "$(builds_of inline)"
+
+    # The same image under another host name for the same registry (an alias the server was not
+    # told is insecure): the trigger compares digests, so nothing; OpenShift compares pull specs.
+    local alias=localhost:${REG##*:} base3
+    expect_ok "point base:v1 at the alias" kc patch -n "$NS" imagestream base --type json -p \
+        '[{"op":"test","path":"/spec/tags/0/name","value":"v1"},{"op":"replace","path":"/spec/tags/0/from/name","value":"'"$alias"'/base/img:1"},{"op":"add","path":"/spec/tags/0/importPolicy/insecure","value":true}]'
+    expect_ok "re-import base:v1 through the alias" sw import-image base:v1
+    expect_eq "base:v1 shows the alias's pull spec" "$alias/base/img@$base2" \
+        "$(sw_api GET "$IAPI/imagestreams/base" | sw_json '[t for t in at("status.tags") if t["tag"] == "v1"][0]["items"][0]["dockerImageReference"]')"
+    sleep 3
+    expect_eq "the same digest under another host name: no build" "inline-1 inline-2" "$(builds_of inline)"
+    # A new digest through the alias: one build, and its builder pulls the base over plain HTTP
+    # because the tag says importPolicy.insecure (the alias is not an --insecure-registry).
+    reg_push_new base3 amd64 "$REG/base/img:1"
+    base3=$(reg_digest "$REG/base/img:1")
+    expect_ok "re-import base:v1 (new digest, through the alias)" sw import-image base:v1
+    check_pushed "ImageChange rebuild through an insecure tag" inline-3 inline latest
+    expect_eq "the rebuild is on the alias's new base" "$alias/base/img@$base3" \
+        "$(bq inline-3 'at("spec.strategy.dockerStrategy.from.name")')"
 }
 
 # ---- 4. a local git repository ----

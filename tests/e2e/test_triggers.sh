@@ -11,7 +11,7 @@
 # nothing (OpenShift would); a paused trigger does nothing; a malformed annotation gives one
 # Warning Event and no change; a manual `kubectl set image` is put back; StatefulSet,
 # DaemonSet, CronJob and Pod triggers resolve; a strategic merge patch keeps the trigger's
-# image.
+# image; lookupPolicy.local resolves short names in Pods and annotated Deployments.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/registry.sh
@@ -257,6 +257,52 @@ wait_for "a StatefulSet trigger resolves" 10 is_eq "$want" image sts sts
 wait_for "a DaemonSet trigger resolves" 10 is_eq "$want" image ds ds
 wait_for "a CronJob trigger resolves" 10 is_eq "$want" image cronjob cj '.spec.jobTemplate.spec.template.spec.containers[0].image'
 wait_for "a Pod trigger resolves" 10 is_eq "$want" image pod pod '.spec.containers[0].image'
+
+# ---- 9. lookupPolicy.local resolves short names, as OpenShift's admission does ----
+
+kc patch is -n "$NS" system-mysql --type merge -p '{"spec":{"lookupPolicy":{"local":true}}}' >/dev/null ||
+    fail "turn on local lookup"
+apply "apiVersion: v1
+kind: Pod
+metadata: {name: local-pod}
+spec:
+  containers:
+  - {name: a, image: \"system-mysql:8.0\"}
+  - {name: b, image: \"backend-redis:2.7\"}
+  - {name: c, image: \"nothere:1\"}
+  initContainers:
+  - {name: i, image: system-mysql}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: local-deploy
+  annotations: {alpha.image.policy.openshift.io/resolve-names: '*'}
+spec:
+  selector: {matchLabels: {app: local}}
+  template:
+    metadata: {labels: {app: local}}
+    spec: {containers: [{name: a, image: \"system-mysql:8.0\"}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: plain-deploy}
+spec:
+  selector: {matchLabels: {app: plain}}
+  template:
+    metadata: {labels: {app: plain}}
+    spec: {containers: [{name: a, image: \"system-mysql:8.0\"}]}"
+expect_eq "a Pod's short name resolves through a local-lookup stream" "$want" \
+    "$(image pod local-pod '.spec.containers[0].image')"
+expect_eq "a bare name means :latest" "$want" "$(image pod local-pod '.spec.initContainers[0].image')"
+expect_eq "a stream without local lookup: left as written" "backend-redis:2.7" \
+    "$(image pod local-pod '.spec.containers[1].image')"
+expect_eq "no such stream: left as written" "nothere:1" "$(image pod local-pod '.spec.containers[2].image')"
+expect_eq "a Deployment with resolve-names resolves" "$want" "$(image deploy local-deploy)"
+expect_eq "a Deployment without it does not" "system-mysql:8.0" "$(image deploy plain-deploy)"
+k_set() { kc set image -n "$NS" deploy/local-deploy a=system-mysql:latest >/dev/null; }
+k_set || fail "set image to a short name"
+expect_eq "an update resolves too" "$want" "$(image deploy local-deploy)"
 
 echo "took $(($(date +%s) - START)) s"
 sw_finish

@@ -188,6 +188,25 @@ spec:
   template:
     metadata: {labels: {app: legacy}}
     spec: {containers: [{name: c, image: busybox}]}'
+expect_ok "rollout status of a StatefulSet" timeout 20 kubectl -n "$NS" rollout status sts/db
+expect_contains "it rolled out" "roll out complete" "$OUT"
+expect_ok "rollout status of a DaemonSet" timeout 20 kubectl -n "$NS" rollout status ds/agent
+expect_contains "it rolled out" 'daemon set "agent" successfully rolled out' "$OUT"
+k set image sts/db db=mysql:8.1 >/dev/null || fail "set image sts"
+k set image ds/agent a=agent:2 >/dev/null || fail "set image ds"
+expect_ok "StatefulSet rollout status after a change" timeout 20 kubectl -n "$NS" rollout status sts/db
+expect_eq "its revisions match" "true" "$(jp sts/db '{.status.currentRevision}' | grep -q "^db-" && [ "$(jp sts/db '{.status.currentRevision}')" = "$(jp sts/db '{.status.updateRevision}')" ] && echo true)"
+expect_eq "two ControllerRevisions per workload" "2 2" \
+    "$(k get controllerrevisions -o json | sw_json 'str(len([c for c in o["items"] if c["metadata"]["ownerReferences"][0]["name"] == "db"])) + " " + str(len([c for c in o["items"] if c["metadata"]["ownerReferences"][0]["name"] == "agent"]))')"
+expect_ok "rollout undo of a StatefulSet" kubectl -n "$NS" rollout undo sts/db
+expect_eq "the StatefulSet's previous image" "mysql:8" "$(jp sts/db '{.spec.template.spec.containers[0].image}')"
+for _ in $(seq 50); do
+    [ "$(kubectl -n "$NS" rollout history sts/db | awk 'NR>2 && $1 ~ /^[0-9]+$/ {printf "%s ", $1}')" = "2 3 " ] && break
+    sleep 0.1
+done
+expect_eq "the reused revision is renumbered" "2 3 " "$(kubectl -n "$NS" rollout history sts/db | awk 'NR>2 && $1 ~ /^[0-9]+$/ {printf "%s ", $1}')"
+expect_ok "rollout undo of a DaemonSet to revision 1" kubectl -n "$NS" rollout undo ds/agent --to-revision=1
+expect_eq "the DaemonSet's first image" "agent:1" "$(jp ds/agent '{.spec.template.spec.containers[0].image}')"
 expect_eq "StatefulSet defaults" "OrderedReady RollingUpdate 1" "$(jp sts/db '{.spec.podManagementPolicy} {.spec.updateStrategy.type} {.spec.replicas}')"
 expect_eq "Job defaults" "1 1 6 NonIndexed" "$(jp job/once '{.spec.completions} {.spec.parallelism} {.spec.backoffLimit} {.spec.completionMode}')"
 expect_eq "CronJob defaults" "Allow 3 1" "$(jp cj/nightly '{.spec.concurrencyPolicy} {.spec.successfulJobsHistoryLimit} {.spec.failedJobsHistoryLimit}')"
