@@ -10,11 +10,12 @@ static const struct sw_cmd commands[] = {
     {"import-image", "import images from a container registry into an image stream",
      sw_cmd_import_image},
     {"tag", "tag images into image streams, or delete tags", sw_cmd_tag},
-    {"describe", "show details of image streams and images", sw_cmd_describe},
+    {"describe", "show image streams, images, builds and ManagedImages", sw_cmd_describe},
     {"new-build", "create a build configuration (and its image stream)", sw_cmd_new_build},
     {"start-build", "start a new build of a build configuration", sw_cmd_start_build},
     {"logs", "print the log of a build", sw_cmd_logs},
     {"cancel-build", "cancel running, pending or new builds", sw_cmd_cancel_build},
+    {"set", "set triggers: list or change a workload's image triggers", sw_cmd_set},
     {"builder", "run one build (started by the build controller)", sw_cmd_builder},
     {"version", "print the version", sw_cmd_version},
 };

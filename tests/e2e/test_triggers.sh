@@ -304,5 +304,32 @@ k_set() { kc set image -n "$NS" deploy/local-deploy a=system-mysql:latest >/dev/
 k_set || fail "set image to a short name"
 expect_eq "an update resolves too" "$want" "$(image deploy local-deploy)"
 
+# ---- 10. slipway set triggers ----
+
+apply "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: cli}
+spec:
+  selector: {matchLabels: {app: cli}}
+  template:
+    metadata: {labels: {app: cli}}
+    spec: {containers: [{name: app, image: x}, {name: side, image: busybox}]}"
+expect_fails "two containers and no -c: refused" "name the ones the trigger updates" \
+    "$SLIPWAY" set triggers -n "$NS" deploy/cli --from-image=system-mysql:latest
+expect_fails "an unknown container: refused" 'no container named "nope"' \
+    "$SLIPWAY" set triggers -n "$NS" deploy/cli --from-image=system-mysql:latest -c nope
+expect_exit "a kind without triggers: usage error" 1 "$SLIPWAY" set triggers -n "$NS" bc/x --from-image=a:b
+expect_exit "--remove without --from-image: usage error" 2 "$SLIPWAY" set triggers -n "$NS" deploy/cli --remove
+expect_ok "set triggers --from-image -c app" "$SLIPWAY" set triggers -n "$NS" deploy/cli --from-image=system-mysql:latest -c app
+expect_contains "it says so" "deployment.apps/cli triggers updated" "$OUT"
+wait_for "the new trigger rolls the container out" 10 is_eq "$want" image deploy cli
+expect_ok "list the triggers" "$SLIPWAY" set triggers -n "$NS" deploy/cli
+expect_contains "the listing names the tag and container" "system-mysql:latest (app)	true" "$OUT"
+expect_ok "set triggers --manual" "$SLIPWAY" set triggers -n "$NS" deploy/cli --manual
+expect_ok "list again" "$SLIPWAY" set triggers -n "$NS" deploy/cli
+expect_contains "the trigger is paused" "system-mysql:latest (app)	false" "$OUT"
+expect_ok "set triggers --remove" "$SLIPWAY" set triggers -n "$NS" deploy/cli --from-image=system-mysql:latest -c app --remove
+expect_eq "the annotation is gone" "" "$(kc get -n "$NS" deploy/cli -o jsonpath='{.metadata.annotations.image\.openshift\.io/triggers}')"
+
 echo "took $(($(date +%s) - START)) s"
 sw_finish
