@@ -17,7 +17,7 @@
 int sw_cmd_controllers(int argc, char **argv)
 {
     const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "",
-               *max_builds = "0", *enabled = "*";
+               *max_builds = "0", *enabled = "*", *hook = NULL;
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
          "Minimum time between two scheduled imports of a tag (default 900).", NULL},
@@ -34,6 +34,10 @@ int sw_cmd_controllers(int argc, char **argv)
          "for the default set, *,-NAME for all but NAME. In the default set garbagecollector, "
          "namespace and deployment run only against a slipway server (a cluster's "
          "kube-controller-manager does their work): they start once the server first answers.",
+         NULL},
+        {"rollout-webhook-secret", 0, SW_CLI_STRING, &hook, "NAMESPACE/NAME",
+         "POST a signed record of every image-triggered rollout to the url in that Secret "
+         "(keys url and secret).",
          NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},
@@ -89,7 +93,8 @@ int sw_cmd_controllers(int argc, char **argv)
                              .import = {.scheduled_interval_s = (int)iv,
                                         .max_scheduled_per_minute = (int)pm},
                              .build = {.insecure_registries = list, .max_running = (int)mb},
-                             .mi = {.insecure_registries = list}};
+                             .mi = {.insecure_registries = list},
+                             .rollout_webhook_secret = hook};
     int error = sw_controllers_start(&c, &o);
     if (error == 0) {
         int sig;

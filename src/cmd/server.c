@@ -40,6 +40,7 @@ typedef struct server_flags {
     const char *insecure[33]; /* --insecure-registry, NULL-terminated */
     size_t ninsecure;
     const char *notify_token_file;
+    const char *rollout_hook; /* --rollout-webhook-secret NS/NAME */
     bool no_controllers;
     const char *controllers; /* --controllers, NULL: "*" */
     int64_t registry_conns;
@@ -73,6 +74,8 @@ static void usage(FILE *f)
         "                              notifications at POST /notifications/registry with\n"
         "                              Authorization: Bearer <the token in FILE>\n"
         "  --registry-connections N    concurrent requests to one registry (default 16)\n"
+        "  --rollout-webhook-secret NS/NAME  POST a signed record of every image-triggered\n"
+        "                              rollout to the url in that Secret (keys url, secret)\n"
         "  --scheduled-import-interval SECONDS  minimum time between two scheduled imports of a\n"
         "                              tag (default 900, OpenShift's default)\n"
         "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
@@ -167,6 +170,8 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             f->insecure[f->ninsecure++] = v;
         } else if ((v = flag_value(argc, argv, &i, "--registry-notifications-token-file"))) {
             f->notify_token_file = v;
+        } else if ((v = flag_value(argc, argv, &i, "--rollout-webhook-secret"))) {
+            f->rollout_hook = v;
         } else if ((v = flag_value(argc, argv, &i, "--store-sync"))) {
             if (strcmp(v, "full") && strcmp(v, "normal"))
                 return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
@@ -319,7 +324,8 @@ static int run(server_flags *f)
                        .max_scheduled_per_minute = (int)f->scheduled_per_minute},
             .build = {.insecure_registries = f->insecure,
                       .max_running = (int)f->max_running_builds},
-            .mi = {.registry = api.kctx.registry}};
+            .mi = {.registry = api.kctx.registry},
+            .rollout_webhook_secret = f->rollout_hook};
         if ((error = sw_controllers_start(&ctrl, &co)) < 0)
             goto done;
     }

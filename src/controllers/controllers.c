@@ -3,6 +3,7 @@
 #include "controllers/controllers.h"
 
 #include "client/kubeconfig.h"
+#include "controllers/rollouthook.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -37,6 +38,7 @@ struct sw_controllers {
     sw_namespace_controller *ns;
     sw_mi_controller *mi;
     sw_trigger_controller *trigger;
+    sw_rollout_hook *hook;
     sw_deploy_controller *deploy;
     sw_gc_opts gc_opts;
     sw_namespace_controller_opts ns_opts;
@@ -182,8 +184,11 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
         error = sw_build_controller_new(&c->build, c->client, kc, c->informers, &opts->build);
     if (error == 0 && c->want[C_MANAGEDIMAGE])
         error = sw_mi_controller_new(&c->mi, c->client, c->informers, &opts->mi);
+    if (error == 0 && c->want[C_TRIGGER] && opts->rollout_webhook_secret)
+        error = sw_rollout_hook_new(&c->hook, c->client, opts->rollout_webhook_secret);
+    sw_trigger_controller_opts to = {.hook = c->hook};
     if (error == 0 && c->want[C_TRIGGER])
-        error = sw_trigger_controller_new(&c->trigger, c->client, c->informers, NULL);
+        error = sw_trigger_controller_new(&c->trigger, c->client, c->informers, &to);
     if (error == 0)
         error = sw_informers_start(c->informers);
     if (error == 0 && c->trigger)
@@ -249,6 +254,7 @@ void sw_controllers_stop(sw_controllers *c)
     sw_gc_free(c->gc);
     sw_mi_controller_free(c->mi);
     sw_trigger_controller_free(c->trigger);
+    sw_rollout_hook_free(c->hook);
     sw_build_controller_free(c->build);
     sw_import_controller_free(c->import);
     sw_informers_free(c->informers);

@@ -32,6 +32,8 @@ typedef struct sw_controllers_opts {
     sw_gc_opts gc;
     sw_namespace_controller_opts ns;
     sw_mi_controller_opts mi;
+    /* NAMESPACE/NAME of the Secret naming the rollout webhook (rollouthook.h), or NULL */
+    const char *rollout_webhook_secret;
 } sw_controllers_opts;
 
 /* Checks an --controllers value: 0, or SW_EINVALID naming the unknown controller. */

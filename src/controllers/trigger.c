@@ -7,6 +7,7 @@
 
 #include "client/events.h"
 #include "client/informer.h"
+#include "controllers/rollouthook.h"
 #include "kinds/imagestream.h"
 #include "kinds/podspec.h"
 #include "registry/ref.h"
@@ -15,6 +16,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/time.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +45,7 @@ typedef struct handler {
 
 struct sw_trigger_controller {
     sw_client *client;
+    sw_rollout_hook *hook;
     handler h[NKINDS]; /* the payloads of the workload informers' handlers */
     sw_controller *loop;
     sw_informer *streams;
@@ -191,7 +194,7 @@ static const char *digest_of(const char *ref)
     return at ? at + 1 : "";
 }
 
-int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image)
+int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image, char *old, size_t n)
 {
     char path[128];
     snprintf(path, sizeof(path), "%s.%s", sw_podspec_path(sw_json_str_at(obj, "kind")) ?: "spec",
@@ -213,6 +216,8 @@ int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image)
     const char *now = sw_json_str_at(c, "image");
     if (sw_str_eq(digest_of(now), digest_of(image)) && *digest_of(image))
         return 0; /* the same image, whatever its repository is called here */
+    if (old)
+        sw_strlcpy(old, now ? now : "", n);
     json_object_set_new(c, "image", json_string(image));
     return 1;
 }
@@ -241,6 +246,26 @@ static bool resolve(sw_trigger_controller *tc, const sw_trigger *t, char *out, s
 }
 
 /* ---- the reconcile ---- */
+
+/* The rollout notification of one container (rollouthook.h). */
+static json_t *rollout_record(const json_t *obj, const sw_resource *res, const char *kind,
+                              const sw_trigger *t, const char *old, const char *image)
+{
+    char av[128], now[32], tag[400];
+    snprintf(av, sizeof(av), "%s%s%s", res->group, *res->group ? "/" : "", res->version);
+    sw_time_format(sw_time_now(), now, sizeof(now));
+    snprintf(tag, sizeof(tag), "%s:%s", t->stream, t->tag);
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:s, s:{s:s, s:s, "
+                     "s:s}, s:s}",
+                     "apiVersion", "slipway.dev/v1", "kind", "RolloutNotification", "object",
+                     "apiVersion", av, "kind", kind, "namespace",
+                     sw_json_str_at(obj, "metadata.namespace") ?: "", "name",
+                     sw_json_str_at(obj, "metadata.name") ?: "", "uid",
+                     sw_json_str_at(obj, "metadata.uid") ?: "", "fieldPath", t->field_path,
+                     "container", t->index >= 0 ? "" : t->container, "oldImage", old,
+                     "newImage", image, "from", "kind", "ImageStreamTag", "namespace", t->ns,
+                     "name", tag, "time", now);
+}
 
 static void report(sw_trigger_controller *tc, const char *key, const json_t *obj, const char *msg)
 {
@@ -283,14 +308,17 @@ static int reconcile(void *arg, const char *key)
         report(tc, key, obj, msg);
         goto done;
     }
-    json_t *copy = json_deep_copy(obj);
+    json_t *copy = json_deep_copy(obj), *records = json_array();
     int changed = 0;
     char applied[2048] = "";
     for (size_t i = 0; i < n; i++) {
-        char image[1100];
+        char image[1100], was[1100];
         if (ts[i].paused || !resolve(tc, &ts[i], image, sizeof(image)))
             continue;
-        int r = sw_trigger_apply(copy, &ts[i], image);
+        int r = sw_trigger_apply(copy, &ts[i], image, was, sizeof(was));
+        if (r > 0 && tc->hook)
+            json_array_append_new(records, rollout_record(obj, kinds[k].res, kinds[k].kind,
+                                                          &ts[i], was, image));
         if (r < 0) {
             char msg[700];
             snprintf(msg, sizeof(msg), "%s: %s", SW_TRIGGERS_ANNOTATION, sw_error_msg());
@@ -308,11 +336,15 @@ static int reconcile(void *arg, const char *key)
         if (error == 0) {
             sw_log(SW_LOG_INFO, "image trigger: %s %s: %s", kinds[k].kind, bar + 1, applied);
             forget(tc, key);
+            size_t i;
+            json_t *rec;
+            json_array_foreach(records, i, rec) sw_rollout_hook_send(tc->hook, rec);
         } else if (error == SW_ENOTFOUND) {
             error = 0;
         }
     }
     json_decref(copy);
+    json_decref(records);
 done:
     sw_free(ts);
     json_decref(obj);
@@ -412,6 +444,7 @@ int sw_trigger_controller_new(sw_trigger_controller **out, sw_client *c, sw_info
 {
     sw_trigger_controller *tc = sw_calloc(1, sizeof(*tc));
     tc->client = c;
+    tc->hook = opts ? opts->hook : NULL;
     tc->reported = json_object();
     pthread_mutex_init(&tc->mu, NULL);
     sw_controller_opts co = {.name = "image trigger controller",

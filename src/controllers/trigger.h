@@ -27,8 +27,11 @@
 
 typedef struct sw_trigger_controller sw_trigger_controller;
 
+typedef struct sw_rollout_hook sw_rollout_hook;
+
 typedef struct sw_trigger_controller_opts {
-    int workers; /* 0: 4 */
+    int workers;           /* 0: 4 */
+    sw_rollout_hook *hook; /* rollout notifications (rollouthook.h), or NULL; borrowed */
 } sw_trigger_controller_opts;
 
 int sw_trigger_controller_new(sw_trigger_controller **out, sw_client *c, sw_informers *f,
@@ -59,9 +62,10 @@ typedef struct sw_trigger {
 int sw_triggers_parse(const json_t *obj, sw_trigger **out, size_t *n);
 
 /* Applies one resolved trigger to obj (a copy the caller owns): image is the tag's
- * "<repository>@sha256:<digest>". Returns 1 when the container's image changed, 0 when the
- * container already runs that digest (whatever its repository is named), or SW_EINVALID when
- * the container does not exist ("no such container: ..."). */
-int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image);
+ * "<repository>@sha256:<digest>". Returns 1 when the container's image changed (its old image
+ * into old, n bytes, when old is not NULL), 0 when the container already runs that digest
+ * (whatever its repository is named), or SW_EINVALID when the container does not exist
+ * ("no such container: ..."). */
+int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image, char *old, size_t n);
 
 #endif

@@ -106,22 +106,24 @@ static void digest_rule(void **state)
     json_t *obj = deployment(T("redis:latest", "spec.template.spec.containers[?(@.name==\\\"app\\\")].image", ""),
                              "redis:7");
     assert_int_equal(sw_triggers_parse(obj, &ts, &n), 0);
-    /* a tag name: changed to the digest form */
-    assert_int_equal(sw_trigger_apply(obj, &ts[0], "reg:5000/team/redis@" D1), 1);
+    /* a tag name: changed to the digest form (the old image reported) */
+    char was[64];
+    assert_int_equal(sw_trigger_apply(obj, &ts[0], "reg:5000/team/redis@" D1, was, sizeof(was)), 1);
+    assert_string_equal(was, "redis:7");
     assert_string_equal(sw_json_str_at(json_array_get(sw_json_at(obj, "spec.template.spec.containers"), 0), "image"),
                         "reg:5000/team/redis@" D1);
     /* the same digest under another repository name: nothing */
-    assert_int_equal(sw_trigger_apply(obj, &ts[0], "mirror.example/redis@" D1), 0);
+    assert_int_equal(sw_trigger_apply(obj, &ts[0], "mirror.example/redis@" D1, NULL, 0), 0);
     assert_string_equal(sw_json_str_at(json_array_get(sw_json_at(obj, "spec.template.spec.containers"), 0), "image"),
                         "reg:5000/team/redis@" D1);
     /* a new digest: changed */
-    assert_int_equal(sw_trigger_apply(obj, &ts[0], "reg:5000/team/redis@" D2), 1);
+    assert_int_equal(sw_trigger_apply(obj, &ts[0], "reg:5000/team/redis@" D2, NULL, 0), 1);
     sw_free(ts);
     json_decref(obj);
     /* a missing container fails the update */
     obj = deployment(T("redis:latest", "spec.template.spec.containers[5].image", ""), "redis:7");
     assert_int_equal(sw_triggers_parse(obj, &ts, &n), 0);
-    assert_int_equal(sw_trigger_apply(obj, &ts[0], "reg/redis@" D1), SW_EINVALID);
+    assert_int_equal(sw_trigger_apply(obj, &ts[0], "reg/redis@" D1, NULL, 0), SW_EINVALID);
     assert_non_null(strstr(sw_error_msg(), "no such container"));
     sw_free(ts);
     json_decref(obj);

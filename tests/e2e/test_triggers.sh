@@ -11,7 +11,8 @@
 # nothing (OpenShift would); a paused trigger does nothing; a malformed annotation gives one
 # Warning Event and no change; a manual `kubectl set image` is put back; StatefulSet,
 # DaemonSet, CronJob and Pod triggers resolve; a strategic merge patch keeps the trigger's
-# image; lookupPolicy.local resolves short names in Pods and annotated Deployments.
+# image; lookupPolicy.local resolves short names in Pods and annotated Deployments; each rollout
+# reaches a webhook receiver once, signed, also when the receiver was down for a while.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/registry.sh
@@ -26,10 +27,21 @@ REG=127.0.0.1:$PORT
 ALIAS=localhost:$PORT # the same registry under another host name
 TOKEN=notify-$RANDOM$RANDOM$RANDOM$RANDOM
 echo "$TOKEN" >"$SW_TMP/notify.token"
+# the rollout webhook receiver (tools/hookrecv.py checks each record's signature)
+HOOK_KEY=hook-$RANDOM$RANDOM$RANDOM
+HOOK_LOG=$SW_TMP/hook.jsonl
+touch "$HOOK_LOG"
+reg_start_tool hook "$SW_TESTS/e2e/tools/hookrecv.py" --key "$HOOK_KEY" --log "$HOOK_LOG"
+HOOK_PORT=${REG_TOOL_PORT[hook]}
 SW_CONTROLLERS=1 sw_start_server --insecure-registry "$REG" --insecure-registry "$ALIAS" \
-    --registry-notifications-token-file "$SW_TMP/notify.token" --scheduled-import-interval 3600
+    --registry-notifications-token-file "$SW_TMP/notify.token" --scheduled-import-interval 3600 \
+    --rollout-webhook-secret "$NS/rollout-hook"
 reg_start main "$PORT" --notify "$SW_URL/notifications/registry" "$TOKEN" --ca "$SW_DIR/tls.crt"
 kc create namespace "$NS" >/dev/null || fail "create namespace $NS"
+kc create secret generic -n "$NS" rollout-hook --from-literal=url="http://127.0.0.1:$HOOK_PORT/hook" \
+    --from-literal=secret="$HOOK_KEY" >/dev/null || fail "create the webhook secret"
+# hooked NAME IMAGE: how many records say NAME was rolled out to IMAGE
+hooked() { sw_json "len([1 for l in open('$HOOK_LOG') for r in [__import__('json').loads(l)['record']] if r['object']['name'] == '$1' and r['newImage'] == '$2'])" </dev/null; }
 
 apply() { kc apply -n "$NS" -f - >/dev/null <<<"$1" || fail "kubectl apply: $1"; }
 # wait_for WHAT SECONDS CMD...: until CMD succeeds (run again each time).
@@ -119,6 +131,12 @@ done
 expect_eq "the sidecar is left alone" busybox "$(image deploy backend '.spec.template.spec.containers[1].image')"
 expect_eq "a paused trigger does nothing" "placeholder:1" "$(image deploy still)"
 
+wait_for "a signed rollout record per Deployment" 10 is_eq 1 hooked db "$REG/lib/mysql@$DM"
+expect_eq "backend's record" 1 "$(hooked backend "$REG/lib/backend-redis@$DB")"
+expect_eq "system's record" 1 "$(hooked system "$REG/lib/system-redis@$DS")"
+expect_eq "the record's fields" "Deployment apps/v1 $NS redis placeholder:1 ImageStreamTag system-redis:latest" \
+    "$(sw_json "[' '.join([r['object']['kind'], r['object']['apiVersion'], r['object']['namespace'], r['container'], r['oldImage'], r['from']['kind'], r['from']['name']]) for l in open('$HOOK_LOG') for r in [__import__('json').loads(l)['record']] if r['object']['name'] == 'system'][0]" </dev/null)"
+
 # ---- 2. a re-tag onto the same digest rolls out nothing ----
 
 reg_push backend "$REG/lib/backend-redis:2.7.1"
@@ -141,7 +159,9 @@ sleep 3
 expect_eq "re-tagging the same digest: no rollout" 2 "$(gen deploy backend)"
 
 # ---- 3. a CVE fix re-pushed under 2.7 (notification) rolls out exactly that workload ----
+# (the webhook receiver is down meanwhile: the record waits and comes once it is back)
 
+reg_stop hook
 reg_build_image sysredis2 amd64
 reg_push sysredis2 "$REG/lib/system-redis:2.7"
 DS2=$(digest lib/system-redis:2.7)
@@ -150,6 +170,12 @@ sleep 2
 expect_eq "system: exactly one more rollout" 3 "$(gen deploy system)"
 expect_eq "backend: untouched" 2 "$(gen deploy backend)"
 expect_eq "db: untouched" 2 "$(gen deploy db)"
+sleep 2
+expect_eq "the receiver is down: nothing delivered yet" 0 "$(hooked system "$REG/lib/system-redis@$DS2")"
+reg_start_tool hook "$SW_TESTS/e2e/tools/hookrecv.py" --port "$HOOK_PORT" --key "$HOOK_KEY" --log "$HOOK_LOG"
+wait_for "the record arrives once the receiver is back" 20 is_eq 1 hooked system "$REG/lib/system-redis@$DS2"
+sleep 2
+expect_eq "each rollout delivered once" 4 "$(wc -l <"$HOOK_LOG")"
 
 # ---- 4. the same through slipway import-image (system-mysql is not scheduled) ----
 
