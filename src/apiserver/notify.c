@@ -270,10 +270,42 @@ static bool pause_ms(sw_notifier *n, int64_t ms)
     return go_on;
 }
 
-/* The streams naming the event's repository on its registry (new references). */
+/* Whether two registry hosts are one: equal, or loopback names (localhost, 127.0.0.1, [::1])
+ * with the same port. A delete event names the host the deleting client used (distribution
+ * sends no target.url for deletes), which need not be the one the stream recorded. */
+static bool same_registry(const char *a, const char *b)
+{
+    static const char *const loop[] = {"localhost", "127.0.0.1", "[::1]", NULL};
+    if (!strcmp(a, b))
+        return true;
+    const char *pa = strrchr(a, ':'), *pb = strrchr(b, ':');
+    if (!pa || !pb || strcmp(pa, pb))
+        return false;
+    bool la = false, lb = false;
+    for (size_t i = 0; loop[i]; i++) {
+        size_t n = strlen(loop[i]);
+        la |= (size_t)(pa - a) == n && !strncmp(a, loop[i], n);
+        lb |= (size_t)(pb - b) == n && !strncmp(b, loop[i], n);
+    }
+    return la && lb;
+}
+
+/* The streams naming the event's repository on its registry, or on another loopback name of
+ * it for a delete (new references). */
 static json_t *streams_of(sw_notifier *n, sw_objects *o, const push *p)
 {
+    static const char *const loop[] = {"localhost", "127.0.0.1", "[::1]", NULL};
     json_t *keys = sw_repoindex_lookup(n->index, p->host, p->repository), *out = json_array();
+    const char *port = strrchr(p->host, ':');
+    for (size_t l = 0; p->deleted && port && loop[l]; l++) {
+        char alias[300];
+        snprintf(alias, sizeof(alias), "%s%s", loop[l], port);
+        if (strcmp(alias, p->host) && same_registry(alias, p->host)) {
+            json_t *more = sw_repoindex_lookup(n->index, alias, p->repository);
+            json_array_extend(keys, more);
+            json_decref(more);
+        }
+    }
     size_t i;
     json_t *k;
     json_array_foreach(keys, i, k)
@@ -320,7 +352,7 @@ static bool tag_deleted(sw_objects *o, const json_t *stream, const json_t *st, c
     sw_ref ref;
     if (!head || sw_ref_parse(sw_json_str_at(head, "dockerImageReference") ?: "", &ref) < 0)
         return false;
-    return !strcmp(ref.repository, p->repository) && !strcmp(ref.registry, p->host) &&
+    return !strcmp(ref.repository, p->repository) && same_registry(ref.registry, p->host) &&
            tag_shows(o, stream, sw_json_str_at(st, "tag") ?: "", p->digest);
 }
 

@@ -30,7 +30,10 @@
 
 #define COMPONENT "slipway-managedimage-controller"
 #define RETRY_UNAVAILABLE_MS 10000 /* registry unreachable: look again after this long */
-#define FAILURE_SCAN 8             /* builds looked at back to count failures in a row */
+#define OUTPUT_SECRET "spec.output.pushSecret.name"
+#define BASE_SECRET "spec.strategy.dockerStrategy.pullSecret.name"
+#define GIT_TIMEOUT_MS 10000 /* a git remote that does not answer in this long is unavailable */
+#define GIT_PENDING_MAX 8    /* ls-remotes still hanging after their deadline, at most */
 
 struct sw_mi_controller {
     sw_client *client;
@@ -214,10 +217,11 @@ static void set_cond(rec *r, const char *type, const char *status, const char *r
 
 /* ---- the registry ---- */
 
-/* The credentials of the output's pushSecret (NULL when none or unreadable). */
-static sw_creds *output_creds(rec *r)
+/* The credentials of the dockerconfigjson Secret the ManagedImage names at path (the output's
+ * pushSecret, the base's pullSecret); NULL when none or unreadable. */
+static sw_creds *secret_creds(rec *r, const char *path)
 {
-    const char *secret = sw_json_str_at(r->mi, "spec.output.pushSecret.name");
+    const char *secret = sw_json_str_at(r->mi, path);
     json_t *s = NULL;
     sw_creds *c = NULL;
     unsigned char *raw = NULL;
@@ -237,15 +241,16 @@ done:
     return c;
 }
 
-/* HEAD of pull spec ref: 0 (digest set when wanted), SW_ENOTFOUND, or another error. */
-static int head(rec *r, const char *ref, char digest[80])
+/* HEAD of pull spec ref with the credentials of the Secret at secret_path: 0 (digest set when
+ * wanted), SW_ENOTFOUND, or another error. */
+static int head(rec *r, const char *ref, const char *secret_path, char digest[80])
 {
     sw_ref parsed;
     char d[80];
     int error = sw_ref_parse(ref, &parsed);
     if (error < 0)
         return error;
-    sw_creds *creds = output_creds(r);
+    sw_creds *creds = secret_creds(r, secret_path);
     sw_registry_call call = {.creds = creds};
     error = sw_registry_head_manifest(r->m->registry, &call, &parsed, d, NULL, NULL);
     sw_creds_free(creds);
@@ -275,7 +280,7 @@ static void verify(rec *r)
         mem_set(r->m, r->key, "verified", json_integer(now)); /* notifications only */
         return;
     }
-    int error = head(r, img, NULL);
+    int error = head(r, img, OUTPUT_SECRET, NULL);
     if (error == SW_ENOTFOUND) {
         mem_set(r->m, r->key, "missing", json_string(digest_of(img)));
         event(r, "Warning", "ImageMissing", "the image %s is gone from the registry: rebuilding",
@@ -361,6 +366,16 @@ static int lookup(rec *r, sw_informer *inf, const sw_resource *res, const char *
     return error;
 }
 
+/* Whether img is in this stream's repository (<registry>/<ns>/<stream>): after the output was
+ * renamed, the old stream's image is not put into the new stream. */
+static bool same_repository(const rec *r, const char *img)
+{
+    sw_ref ref;
+    char want[600];
+    snprintf(want, sizeof(want), "%s/%s", r->ns, r->stream);
+    return sw_ref_parse(img, &ref) == 0 && !strcmp(ref.repository, want);
+}
+
 static int ensure_stream(rec *r)
 {
     json_t *s = NULL;
@@ -377,7 +392,8 @@ static int ensure_stream(rec *r)
         json_decref(obj);
         if (error < 0)
             return error;
-        if (img && *img && head(r, img, NULL) == 0 && put_tag(r, img) == 0) {
+        if (img && *img && same_repository(r, img) && head(r, img, OUTPUT_SECRET, NULL) == 0 &&
+            put_tag(r, img) == 0) {
             mem_set(r->m, r->key, "verified", json_integer(sw_time_mono_ms()));
             event(r, "Normal", "Recreated",
                   "recreated ImageStream %s with tag %s at %s (the image is still in the "
@@ -438,7 +454,7 @@ static void check_tag(rec *r, bool building)
 {
     const char *img = sw_json_str_at(r->status, "latestImage");
     char missing[80];
-    if (!r->stream_obj || !img || !*img || building)
+    if (!r->stream_obj || !img || !*img || building || !same_repository(r, img))
         return;
     mem_str(r->m, r->key, "missing", missing, sizeof(missing));
     if (sw_str_eq(missing, digest_of(img)))
@@ -467,11 +483,16 @@ static int ensure_bc(rec *r)
     int error = lookup(r, r->m->configs, &sw_res_buildconfigs, r->name, &bc);
     if (error < 0)
         goto done;
+    char gen[24];
+    int64_t g = 0;
+    sw_json_int_at(r->mi, "metadata.generation", &g);
+    snprintf(gen, sizeof(gen), "%lld", (long long)g);
     if (!bc) {
-        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:O}", "apiVersion",
+        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[o]}, s:O}", "apiVersion",
                                 "build.openshift.io/v1", "kind", "BuildConfig", "metadata",
-                                "name", r->name, "namespace", r->ns, "ownerReferences",
-                                owner_ref(r->mi), "spec", want);
+                                "name", r->name, "namespace", r->ns, "annotations",
+                                SW_MI_ANN_GENERATION, gen, "ownerReferences", owner_ref(r->mi),
+                                "spec", want);
         error = sw_client_create(r->m->client, &sw_res_buildconfigs, r->ns, obj, &bc);
         json_decref(obj);
         goto done;
@@ -493,11 +514,21 @@ static int ensure_bc(rec *r)
             if (!json_object_get(want, k))
                 sw_buf_printf(&fields, "%sspec.%s", *sw_buf_cstr(&fields) ? ", " : "", k);
         }
+        /* the BuildConfig was written for an older generation: the ManagedImage changed, this
+         * is an update; for this one, somebody else edited it: a revert */
+        bool update = !sw_str_eq(ann(bc, SW_MI_ANN_GENERATION), gen);
         json_t *copy = json_deep_copy(bc), *saved = NULL;
         json_object_set(copy, "spec", want);
+        json_object_set_new(sw_json_obj_path(copy, "metadata.annotations"), SW_MI_ANN_GENERATION,
+                            json_string(gen));
         error = sw_client_update(r->m->client, &sw_res_buildconfigs, r->ns, copy, &saved);
         json_decref(copy);
-        if (error == 0) {
+        if (error == 0 && update) {
+            event(r, "Normal", "Updated", "BuildConfig %s: %s set from generation %s", r->name,
+                  sw_buf_cstr(&fields), gen);
+            json_decref(bc);
+            bc = saved;
+        } else if (error == 0) {
             event(r, "Normal", "Reverted", "BuildConfig %s: put back %s as the ManagedImage "
                   "says", r->name, sw_buf_cstr(&fields));
             json_decref(bc);
@@ -553,18 +584,36 @@ static void resolve_base(rec *r, char out[80])
         }
         int64_t interval = sw_mi_verify_interval(r->mi) * 1000, now = sw_time_mono_ms();
         int64_t at = mem_int(r->m, r->key, "baseAt");
+        char was_for[1024];
+        mem_str(r->m, r->key, "baseFor", was_for, sizeof(was_for));
         mem_str(r->m, r->key, "base", out, 80);
+        if (strcmp(was_for, name)) { /* the spec names another base now: resolve it */
+            at = 0;
+            out[0] = '\0';
+        }
+        int64_t retry = mem_int(r->m, r->key, "baseRetry");
+        if (!strcmp(was_for, name) && retry > now) { /* unreachable a moment ago */
+            out[0] = '\0';
+            requeue(r, retry - now);
+            return;
+        }
         if (at && out[0] && (interval == 0 || now - at < interval)) {
             if (interval)
                 requeue(r, at + interval - now);
             return;
         }
-        if (head(r, name, out) == 0) {
+        if (head(r, name, BASE_SECRET, out) == 0) {
             mem_set(r->m, r->key, "base", json_string(out));
             mem_set(r->m, r->key, "baseAt", json_integer(now));
+            mem_set(r->m, r->key, "baseFor", json_string(name));
             if (interval)
                 requeue(r, interval);
         } else {
+            /* unreachable: no digest (nothing rebuilds for it) and no new HEAD until the retry */
+            out[0] = '\0';
+            mem_set(r->m, r->key, "base", json_string(""));
+            mem_set(r->m, r->key, "baseRetry", json_integer(now + RETRY_UNAVAILABLE_MS));
+            mem_set(r->m, r->key, "baseFor", json_string(name));
             requeue(r, RETRY_UNAVAILABLE_MS);
         }
     }
@@ -579,21 +628,33 @@ static void resolve_rev(rec *r, char out[41])
         return;
     int64_t interval = sw_mi_verify_interval(r->mi) * 1000, now = sw_time_mono_ms();
     int64_t at = mem_int(r->m, r->key, "revAt");
+    char want_for[1400], was_for[1400];
+    snprintf(want_for, sizeof(want_for), "%.1000s#%.300s", uri,
+             sw_json_str_at(r->mi, "spec.source.git.ref") ?: "");
+    mem_str(r->m, r->key, "revFor", was_for, sizeof(was_for));
     mem_str(r->m, r->key, "rev", out, 41);
+    if (strcmp(was_for, want_for)) { /* another remote or ref now: resolve it */
+        at = 0;
+        out[0] = '\0';
+    }
     if (at && out[0] && (interval == 0 || now - at < interval)) {
         if (interval)
             requeue(r, at + interval - now);
         return;
     }
     char commit[41];
-    if (sw_gitref_resolve(uri, sw_json_str_at(r->mi, "spec.source.git.ref"), commit) == 0) {
+    if (sw_gitref_resolve(uri, sw_json_str_at(r->mi, "spec.source.git.ref"), commit,
+                          GIT_TIMEOUT_MS, GIT_PENDING_MAX) == 0) {
         sw_strlcpy(out, commit, 41);
         mem_set(r->m, r->key, "rev", json_string(commit));
         mem_set(r->m, r->key, "revAt", json_integer(now));
+        mem_set(r->m, r->key, "revFor", json_string(want_for));
         if (interval)
             requeue(r, interval);
     } else {
         sw_log(SW_LOG_INFO, "managedimage %s: %s", r->key, sw_error_msg());
+        if (strcmp(was_for, want_for))
+            out[0] = '\0'; /* never the old ref's commit for the new ref */
         requeue(r, RETRY_UNAVAILABLE_MS);
     }
 }
@@ -603,10 +664,14 @@ static void build_inputs(const json_t *b, inputs *in)
 {
     const char *from = sw_json_str_at(b, "spec.strategy.dockerStrategy.from.name");
     const char *base = ann(b, SW_MI_ANN_BASE);
+    const char *rev = ann(b, SW_MI_ANN_REVISION);
     sw_strlcpy(in->spec_hash, ann(b, SW_MI_ANN_SPEC_HASH) ?: "", sizeof(in->spec_hash));
-    sw_strlcpy(in->base, base && *base && from && strchr(from, '@') ? digest_of(from) : base ?: "",
+    /* what the build resolved and used wins over what it was started for */
+    sw_strlcpy(in->base, from && strchr(from, '@') ? digest_of(from) : base ?: "",
                sizeof(in->base));
-    sw_strlcpy(in->rev, ann(b, SW_MI_ANN_REVISION) ?: "", sizeof(in->rev));
+    if (!rev || !*rev)
+        rev = sw_json_str_at(b, "spec.revision.git.commit");
+    sw_strlcpy(in->rev, rev ? rev : "", sizeof(in->rev));
 }
 
 /* Why inputs now differ from have (NULL when they do not); unknown parts never differ. */
@@ -654,8 +719,10 @@ static bool failed(const char *phase)
     return sw_build_phase_terminal(phase) && !sw_str_eq(phase, "Complete");
 }
 
-/* A completed build's image becomes latestImage, with the inputs it was built from. */
-static void adopt(rec *r, const json_t *b)
+/* A completed build's image becomes latestImage, with the inputs it was built from (what the
+ * build does not record — one started by hand on the owned BuildConfig — is taken from now,
+ * the inputs as they are: it just ran on them). */
+static void adopt(rec *r, const json_t *b, const inputs *now)
 {
     const char *digest = sw_json_str_at(b, "status.output.to.imageDigest");
     const char *ref = sw_json_str_at(b, "status.outputDockerImageReference");
@@ -670,8 +737,14 @@ static void adopt(rec *r, const json_t *b)
         return;
     inputs in;
     build_inputs(b, &in);
+    if (!in.spec_hash[0])
+        sw_strlcpy(in.spec_hash, now->spec_hash, sizeof(in.spec_hash));
+    if (!in.base[0] && !ann(b, SW_MI_ANN_BASE))
+        sw_strlcpy(in.base, now->base, sizeof(in.base));
+    if (!in.rev[0] && !ann(b, SW_MI_ANN_REVISION))
+        sw_strlcpy(in.rev, now->rev, sizeof(in.rev));
     int64_t gen = 0;
-    const char *g = ann(b, "image.slipway.dev/generation");
+    const char *g = ann(b, SW_MI_ANN_GENERATION);
     if (g)
         sw_str_to_i64(g, &gen);
     json_object_set_new(r->status, "latestImage", json_string(img));
@@ -690,32 +763,46 @@ static void adopt(rec *r, const json_t *b)
         json_object_set_new(inp, "sourceRevision", json_string(in.rev));
     json_object_set_new(r->status, "inputs", inp);
     mem_set(r->m, r->key, "missing", NULL);
+    mem_set(r->m, r->key, "fails", NULL);
+    mem_set(r->m, r->key, "failKey", NULL);
+    mem_set(r->m, r->key, "failBuild", NULL);
     mem_set(r->m, r->key, "verified", json_integer(sw_time_mono_ms())); /* just pushed */
 }
 
-/* Consecutive failed builds with the inputs of the newest (which failed), newest first. */
-static int count_failures(rec *r, int64_t newest, const inputs *in, bool *lost)
+/* The inputs as one string, to recognize a failure streak with the same inputs. */
+static void inputs_key(const inputs *in, char *out, size_t n)
 {
-    int n = 0;
-    *lost = false;
-    for (int64_t v = newest; v > 0 && v > newest - FAILURE_SCAN; v--) {
-        json_t *b = NULL;
-        inputs bi;
-        if (get_build(r, v, &b) < 0 || !b) {
-            json_decref(b);
-            break;
-        }
-        build_inputs(b, &bi);
-        bool same = failed(sw_json_str_at(b, "status.phase")) && !changed(&bi, in) &&
-                    !strcmp(bi.spec_hash, in->spec_hash);
-        if (same && v == newest)
-            *lost = sw_str_eq(sw_json_str_at(b, "status.reason"), "BuilderLost");
-        json_decref(b);
-        if (!same)
-            break;
-        n++;
+    snprintf(out, n, "%s|%s|%s", in->spec_hash, in->base, in->rev);
+}
+
+/* Counts failed build b (once per build) into the key's failure streak, kept in memory rather
+ * than read back from builds, which history pruning deletes. *fails, *at_ms (when the newest
+ * failure ended) and *lost (it was a lost builder) describe the streak after it. */
+static void note_failure(rec *r, const json_t *b, const char *key, int64_t *fails, int64_t *at_ms,
+                         bool *lost)
+{
+    char seen[320], fkey[400];
+    const char *name = sw_json_str_at(b, "metadata.name") ?: "";
+    mem_str(r->m, r->key, "failBuild", seen, sizeof(seen));
+    mem_str(r->m, r->key, "failKey", fkey, sizeof(fkey));
+    if (strcmp(seen, name)) {
+        int64_t n = strcmp(fkey, key) ? 1 : mem_int(r->m, r->key, "fails") + 1;
+        int64_t done_s = 0;
+        const char *ct = sw_json_str_at(b, "status.completionTimestamp");
+        if (!ct || sw_time_parse(ct, &done_s) < 0)
+            done_s = sw_time_now();
+        mem_set(r->m, r->key, "fails", json_integer(n));
+        mem_set(r->m, r->key, "failKey", json_string(key));
+        mem_set(r->m, r->key, "failBuild", json_string(name));
+        mem_set(r->m, r->key, "failAt", json_integer(done_s * 1000));
+        mem_set(r->m, r->key, "failLost",
+                json_boolean(sw_str_eq(sw_json_str_at(b, "status.reason"), "BuilderLost")));
     }
-    return n;
+    *fails = mem_int(r->m, r->key, "fails");
+    *at_ms = mem_int(r->m, r->key, "failAt");
+    pthread_mutex_lock(&r->m->mu);
+    *lost = json_is_true(json_object_get(json_object_get(r->m->memory, r->key), "failLost"));
+    pthread_mutex_unlock(&r->m->mu);
 }
 
 static int start(rec *r, int64_t last_version, const inputs *in, const char *why)
@@ -726,7 +813,7 @@ static int start(rec *r, int64_t last_version, const inputs *in, const char *why
     snprintf(gen, sizeof(gen), "%lld", (long long)g);
     json_t *annotations = json_pack("{s:s, s:s, s:s, s:s, s:s}", SW_MI_ANN_OWNER, r->name,
                                     SW_MI_ANN_SPEC_HASH, in->spec_hash, SW_MI_ANN_BASE, in->base,
-                                    SW_MI_ANN_REVISION, in->rev, "image.slipway.dev/generation",
+                                    SW_MI_ANN_REVISION, in->rev, SW_MI_ANN_GENERATION,
                                     gen);
     json_t *req = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:I, s:[{s:s}]}", "kind",
                             "BuildRequest", "apiVersion", "build.openshift.io/v1", "metadata",
@@ -761,14 +848,13 @@ static int decide(rec *r)
         return error;
     const char *phase = b ? phase_of(b) : NULL;
     bool active = b && !sw_build_phase_terminal(phase);
-    if (b && sw_str_eq(phase, "Complete"))
-        adopt(r, b);
-    verify(r);
-
     inputs now = {0}, have = {0};
     sw_mi_spec_hash(r->mi, now.spec_hash, sizeof(now.spec_hash));
     resolve_base(r, now.base);
     resolve_rev(r, now.rev);
+    if (b && sw_str_eq(phase, "Complete"))
+        adopt(r, b, &now);
+    verify(r);
     status_inputs(r->status, &have);
     const char *img = sw_json_str_at(r->status, "latestImage");
     char missing[80];
@@ -786,11 +872,20 @@ static int decide(rec *r)
         set_cond(r, "ImageAvailable", "True", "InRegistry", img);
     }
 
+    /* a build that completed a moment ago: the build controller records its image in the
+     * stream right after, so a tag still showing the previous one is not drift yet */
+    int64_t done_s = 0;
+    bool settling = b && sw_str_eq(phase, "Complete") &&
+                    sw_time_parse(sw_json_str_at(b, "status.completionTimestamp") ?: "",
+                                  &done_s) == 0 &&
+                    sw_time_now() - done_s < 30;
+    if (settling)
+        requeue(r, 30000);
     if (!why) {
         set_cond(r, "Building", active ? "True" : "False", active ? "BuildRunning" : "UpToDate",
                  active ? sw_json_str_at(b, "metadata.name") : "the image is built from the "
                                                                "current inputs");
-        check_tag(r, active);
+        check_tag(r, active || settling);
         goto done;
     }
     if (active) {
@@ -801,31 +896,45 @@ static int decide(rec *r)
         goto done;
     }
     inputs bi = {0};
+    char key[400], fkey[400];
+    inputs_key(&now, key, sizeof(key));
     if (b)
         build_inputs(b, &bi);
+    int64_t fails = 0, at_ms = 0;
+    bool lost = false, backing_off = false;
     if (b && failed(phase) && !changed(&bi, &now) && !strcmp(bi.spec_hash, now.spec_hash)) {
-        bool lost;
-        int n = count_failures(r, last, &now, &lost);
-        int64_t wait = sw_mi_backoff_ms(n, lost, r->m->backoff_base_ms, r->m->backoff_max_ms);
-        int64_t done_s = 0;
-        const char *ct = sw_json_str_at(b, "status.completionTimestamp");
-        if (!ct || sw_time_parse(ct, &done_s) < 0)
-            done_s = sw_time_now();
-        int64_t left = done_s * 1000 + wait - sw_time_now() * 1000;
-        const char *snippet = sw_json_str_at(b, "status.logSnippet");
-        char msg[1200];
-        snprintf(msg, sizeof(msg), "build %s %s (%s)%s%s", sw_json_str_at(b, "metadata.name"),
-                 phase, sw_json_str_at(b, "status.reason") ?: "", snippet && *snippet ? ": " : "",
-                 snippet ? snippet : "");
-        set_cond(r, "Building", "False", "BuildFailed", msg);
+        note_failure(r, b, key, &fails, &at_ms, &lost);
+        backing_off = true;
+    } else if (!b && last > 0) {
+        /* the newest build is gone (pruned at failedBuildsHistoryLimit): the streak is ours */
+        mem_str(r->m, r->key, "failKey", fkey, sizeof(fkey));
+        fails = mem_int(r->m, r->key, "fails");
+        at_ms = mem_int(r->m, r->key, "failAt");
+        backing_off = fails > 0 && !strcmp(fkey, key);
+    }
+    if (backing_off) {
+        int64_t wait = sw_mi_backoff_ms((int)fails, lost, r->m->backoff_base_ms,
+                                        r->m->backoff_max_ms);
+        int64_t left = at_ms + wait - sw_time_now() * 1000;
+        const char *snippet = b ? sw_json_str_at(b, "status.logSnippet") : NULL;
+        char msg[1200], when[32];
+        if (b)
+            snprintf(msg, sizeof(msg), "build %s %s (%s)%s%s", sw_json_str_at(b, "metadata.name"),
+                     phase, sw_json_str_at(b, "status.reason") ?: "", snippet && *snippet ? ": " : "",
+                     snippet ? snippet : "");
+        else
+            snprintf(msg, sizeof(msg), "the last build failed (its record was pruned)");
         if (left > 0) {
             char wmsg[1300];
-            snprintf(wmsg, sizeof(wmsg), "%s; next try in %llds (%d failed in a row)", msg,
-                     (long long)((left + 999) / 1000), n);
+            /* an absolute time: the message (and so the status) stays the same while waiting */
+            sw_time_format((at_ms + wait + 999) / 1000, when, sizeof(when));
+            snprintf(wmsg, sizeof(wmsg), "%s; next try at %s (%lld failed in a row)", msg, when,
+                     (long long)fails);
             set_cond(r, "Building", "False", "BuildFailed", wmsg);
             requeue(r, left);
             goto done;
         }
+        set_cond(r, "Building", "False", "BuildFailed", msg);
     }
     char cause[300];
     snprintf(cause, sizeof(cause), "ManagedImage %s: %s", r->name, why);
@@ -850,11 +959,13 @@ static void set_ready(rec *r, const char *old_reason, const char *old_status)
     if (r->blocked) {
         reason = r->blocked;
         msg = r->blocked_msg;
+    } else if (sw_str_eq(sw_json_str_at(building, "reason"), "BuildFailed")) {
+        reason = "BuildFailed"; /* also before any image exists: the failure says why */
+        msg = sw_json_str_at(building, "message") ?: "";
     } else if (!sw_str_eq(sw_json_str_at(avail, "status"), "True")) {
         reason = sw_json_str_at(avail, "reason") ?: "NotBuilt";
         msg = sw_json_str_at(avail, "message") ?: "";
-    } else if (sw_str_eq(sw_json_str_at(building, "reason"), "BuildFailed") ||
-               sw_str_eq(sw_json_str_at(building, "status"), "True")) {
+    } else if (sw_str_eq(sw_json_str_at(building, "status"), "True")) {
         reason = sw_str_eq(sw_json_str_at(building, "status"), "True") ? "Rebuilding"
                                                                         : "BuildFailed";
         msg = sw_json_str_at(building, "message") ?: "";
@@ -866,6 +977,14 @@ static void set_ready(rec *r, const char *old_reason, const char *old_status)
     set_cond(r, "Ready", ready ? "True" : "False", reason, msg);
     if (sw_str_eq(old_status, ready ? "True" : "False") && sw_str_eq(old_reason, reason))
         return;
+    /* the cache may not show our last status write yet: an Event per transition, once */
+    char last[200], now[200];
+    snprintf(now, sizeof(now), "%s|%s|%.120s", ready ? "True" : "False", reason,
+             ready ? msg : "");
+    mem_str(r->m, r->key, "readyEvent", last, sizeof(last));
+    if (!strcmp(last, now))
+        return;
+    mem_set(r->m, r->key, "readyEvent", json_string(now));
     if (ready)
         event(r, "Normal", "Ready", "the image %s is available", msg);
     else if (sw_str_eq(reason, "BuildFailed") || r->blocked)
@@ -980,9 +1099,25 @@ static void enqueue_owner(sw_mi_controller *m, const json_t *obj)
 }
 
 static void mi_added(json_t *obj, void *p) { enqueue_obj(p, obj); }
+static void mi_deleted(json_t *obj, void *p)
+{
+    char *key = sw_informer_key(obj);
+    if (key)
+        mem_forget(p, key); /* a ManagedImage made again with this name starts afresh */
+    sw_free(key);
+}
 static void mi_changed(json_t *old, json_t *obj, void *p) { enqueue_obj(p, obj); }
-static void owned_added(json_t *obj, void *p) { enqueue_owner(p, obj); }
-static void owned_changed(json_t *old, json_t *obj, void *p) { enqueue_owner(p, obj); }
+/* A BuildConfig has its ManagedImage's name: its change wakes that one, owned or in the way. */
+static void config_event(json_t *obj, void *p)
+{
+    enqueue_owner(p, obj);
+    enqueue_obj(p, obj);
+}
+
+static void config_changed(json_t *old, json_t *obj, void *p)
+{
+    config_event(obj, p);
+}
 
 /* A stream changed: its owner, and every ManagedImage built on one of its tags. */
 static void stream_event(sw_mi_controller *m, const json_t *obj)
@@ -991,11 +1126,15 @@ static void stream_event(sw_mi_controller *m, const json_t *obj)
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", sw_json_str_at(obj, "metadata.namespace") ?: "",
              sw_json_str_at(obj, "metadata.name") ?: "");
-    json_t *users = sw_informer_by_index(m->mis, "base", key);
-    size_t i;
-    json_t *u;
-    json_array_foreach(users, i, u) enqueue_obj(m, u);
-    json_decref(users);
+    /* the ones built on it, and the ones whose output it is (owned or in the way) */
+    static const char *const indexes[] = {"base", "output"};
+    for (size_t x = 0; x < 2; x++) {
+        json_t *users = sw_informer_by_index(m->mis, indexes[x], key);
+        size_t i;
+        json_t *u;
+        json_array_foreach(users, i, u) enqueue_obj(m, u);
+        json_decref(users);
+    }
 }
 
 static void stream_added(json_t *obj, void *p) { stream_event(p, obj); }
@@ -1005,6 +1144,9 @@ static void stream_changed(json_t *old, json_t *obj, void *p) { stream_event(p, 
 static void build_event(sw_mi_controller *m, const json_t *obj)
 {
     const char *mi = ann(obj, SW_MI_ANN_OWNER);
+    if (!mi) /* a build started by hand on the owned BuildConfig, which has the MI's name */
+        mi = json_string_value(json_object_get(sw_json_at(obj, "metadata.labels"),
+                                               "openshift.io/build-config.name"));
     const char *ns = sw_json_str_at(obj, "metadata.namespace");
     char key[600];
     if (!mi || !ns)
@@ -1015,6 +1157,16 @@ static void build_event(sw_mi_controller *m, const json_t *obj)
 
 static void build_added(json_t *obj, void *p) { build_event(p, obj); }
 static void build_changed(json_t *old, json_t *obj, void *p) { build_event(p, obj); }
+
+/* Index "output": the ns/stream a ManagedImage keeps its image in. */
+static json_t *output_index(const json_t *mi)
+{
+    char stream[256], tag[256], key[600];
+    if (!sw_mi_output(mi, stream, sizeof(stream), tag, sizeof(tag)))
+        return NULL;
+    snprintf(key, sizeof(key), "%s/%s", sw_json_str_at(mi, "metadata.namespace") ?: "", stream);
+    return json_pack("[s]", key);
+}
 
 /* Index "base": the ns/stream of a ManagedImage's ImageStreamTag base. */
 static json_t *base_index(const json_t *mi)
@@ -1069,14 +1221,15 @@ int sw_mi_controller_new(sw_mi_controller **out, sw_client *c, sw_informers *f,
         m->streams = sw_informers_get(f, &sw_res_imagestreams, false, NULL);
         m->configs = sw_informers_get(f, &sw_res_buildconfigs, false, &io);
         m->builds = sw_informers_get(f, &sw_res_builds, false, &io);
-        sw_informer_handlers hm = {.on_add = mi_added, .on_update = mi_changed, .payload = m};
+        sw_informer_handlers hm = {
+            .on_add = mi_added, .on_update = mi_changed, .on_delete = mi_deleted, .payload = m};
         sw_informer_handlers hs = {.on_add = stream_added,
                                    .on_update = stream_changed,
                                    .on_delete = stream_added,
                                    .payload = m};
-        sw_informer_handlers ho = {.on_add = owned_added,
-                                   .on_update = owned_changed,
-                                   .on_delete = owned_added,
+        sw_informer_handlers ho = {.on_add = config_event,
+                                   .on_update = config_changed,
+                                   .on_delete = config_event,
                                    .payload = m};
         sw_informer_handlers hb = {.on_add = build_added, .on_update = build_changed,
                                    .payload = m};
@@ -1089,6 +1242,8 @@ int sw_mi_controller_new(sw_mi_controller **out, sw_client *c, sw_informers *f,
             error = sw_informer_add_handlers(m->builds, &hb);
         if (error == 0)
             error = sw_informer_add_index(m->mis, "base", base_index);
+        if (error == 0)
+            error = sw_informer_add_index(m->mis, "output", output_index);
     }
     if (error < 0) {
         sw_mi_controller_free(m);

@@ -24,6 +24,8 @@ extern const sw_kind sw_kind_managedimage;
 #define SW_MI_ANN_BASE "image.slipway.dev/base-image"        /* base pull spec with digest */
 #define SW_MI_ANN_REVISION "image.slipway.dev/source-revision" /* git commit, or "" */
 #define SW_MI_ANN_OWNER "image.slipway.dev/managed-image"    /* the ManagedImage's name */
+/* On the owned BuildConfig: the ManagedImage generation its spec was last written from. */
+#define SW_MI_ANN_GENERATION "image.slipway.dev/generation"
 
 /* Defaults (also applied by the controller to what it reads, so that both agree). */
 #define SW_MI_VERIFY_DEFAULT 600

@@ -151,16 +151,45 @@ wait_for "the BuildConfig's spec is put back" 10 is_eq Serial5 bc_policy
 expect_contains "a Reverted Event for the BuildConfig" "BuildConfig web: put back spec.runPolicy, spec.successfulBuildsHistoryLimit" "$(events_of web ManagedImage)"
 expect_eq "still no rebuild" "web-1" "$(builds_of web)"
 
+# a build started by hand on the owned BuildConfig is taken as the image, not rebuilt over
+expect_ok "start-build on the owned BuildConfig" "$SLIPWAY" start-build -n "$NS" web --wait
+wait_for "the manual build's image becomes latestImage" 30 is_eq web-2 miq web 'at("status.latestBuild")'
+sleep 3
+expect_eq "no rebuild after a manual build" "web-1 web-2" "$(builds_of web)"
+
 # ---- 4. the manifest deleted in the registry (notification) → one rebuild ----
 
+# a plain stream (no ManagedImage rebuilds it) keeps the condition; the DELETE goes through
+# another loopback name than the one the stream recorded
+reg_build_image plain amd64
+reg_push plain "$REG/other/plain:1"
+apply "apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata: {name: plain}
+spec:
+  tags:
+  - name: \"1\"
+    from: {kind: DockerImage, name: \"$REG/other/plain:1\"}
+    importPolicy: {insecure: true}"
+PD=$(reg_digest "$REG/other/plain:1")
+wait_for "the plain stream imported its tag" 20 is_eq "$PD" tag_image plain 1
+code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "http://localhost:$PORT/v2/other/plain/manifests/$PD")
+expect_eq "the registry deletes the plain stream's manifest" 202 "$code"
+plain_conds() { sw_api GET "$IAPI/imagestreams/plain" | sw_json '" ".join(c["reason"] for t in at("status.tags") for c in t.get("conditions", []))'; }
+wait_for "the stream tag says the image was deleted" 10 is_eq NotFound plain_conds
+expect_contains "an ImageDeleted Warning Event on the stream" "ImageDeleted: tag 1: the image $PD was deleted from the registry localhost:$PORT/other/plain" "$(events_of plain ImageStream)"
+
+# the owned stream's image: deleted, marked, rebuilt once (a reproducible rebuild may bring
+# the same digest back at once, clearing the condition: the Event stays)
+DIGEST=$(reg_digest "$REG/$NS/web:latest")
 code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "http://$REG/v2/$NS/web/manifests/$DIGEST")
 expect_eq "the registry deletes the manifest" 202 "$code"
-tag_conds() { sw_api GET "$IAPI/imagestreams/web" | sw_json '" ".join(c["reason"] for t in at("status.tags") for c in t.get("conditions", []))'; }
-wait_for "the stream tag says the image was deleted" 10 is_eq NotFound tag_conds
-expect_contains "an ImageDeleted Warning Event on the stream" "ImageDeleted: tag latest: the image $DIGEST was deleted from the registry $REG/$NS/web" "$(events_of web ImageStream)"
-wait_for "a rebuild starts" 15 is_ge 2 nbuilds web
+deleted_events() { events_of web ImageStream | grep -c "ImageDeleted: tag latest: the image $DIGEST was deleted from the registry $REG/$NS/web"; }
+wait_for "an ImageDeleted Warning Event on the owned stream" 10 is_eq 1 deleted_events
+wait_for "a rebuild starts" 15 is_ge 3 nbuilds web
 wait_for "web is Ready again" 60 is_ready web
-expect_eq "exactly one rebuild" "web-1 web-2" "$(builds_of web)"
+expect_eq "exactly one rebuild" "web-1 web-2 web-3" "$(builds_of web)"
+tag_conds() { sw_api GET "$IAPI/imagestreams/web" | sw_json '" ".join(c["reason"] for t in at("status.tags") for c in t.get("conditions", []))'; }
 D2=$(reg_digest "$REG/$NS/web:latest")
 expect_eq "the registry serves the image again" "$REG/$NS/web@$D2" "$(miq web 'at("status.latestImage")')"
 expect_eq "the tag's condition is cleared" "" "$(tag_conds)"
@@ -169,13 +198,13 @@ expect_eq "the tag's condition is cleared" "" "$(tag_conds)"
 
 reg_build_image base2 amd64
 reg_push base2 "$REG/base/img:1"
-wait_for "a new base digest starts one rebuild" 20 is_ge 3 nbuilds web
+wait_for "a new base digest starts one rebuild" 20 is_ge 4 nbuilds web
 wait_for "web is Ready on the new base" 60 is_ready web
 BASE2=$(reg_digest "$REG/base/img:1")
 expect_eq "inputs: the new base digest" "$BASE2" "$(miq web 'at("status.inputs.baseImage").split("@")[1]')"
 reg_push base2 "$REG/base/img:1"
 sleep 7 # more than three verification intervals
-expect_eq "the same base digest again: no rebuild" "web-1 web-2 web-3" "$(builds_of web)"
+expect_eq "the same base digest again: no rebuild" "web-1 web-2 web-3 web-4" "$(builds_of web)"
 
 # ---- 6. notifications off: the verification HEAD finds a deletion ----
 
@@ -183,9 +212,9 @@ reg_stop main
 reg_start quiet "$PORT" --store main
 D3=$(reg_digest "$REG/$NS/web:latest")
 curl -s -o /dev/null -X DELETE "http://$REG/v2/$NS/web/manifests/$D3"
-wait_for "verification finds the image gone and rebuilds" 20 is_ge 4 nbuilds web
+wait_for "verification finds the image gone and rebuilds" 20 is_ge 5 nbuilds web
 wait_for "web is Ready after the verification's rebuild" 60 is_ready web
-expect_eq "one rebuild for it" "web-1 web-2 web-3 web-4" "$(builds_of web)"
+expect_eq "one rebuild for it" "web-1 web-2 web-3 web-4 web-5" "$(builds_of web)"
 expect_contains "an ImageMissing Event" "ImageMissing: the image $REG/$NS/web@$D3 is gone from the registry" "$(events_of web ManagedImage)"
 
 # ---- 7. a broken source: Ready=False with the log snippet, backoff, few builds ----
@@ -203,9 +232,20 @@ echo "  builds of the broken source in $(($(date +%s) - t0)) s: $((n1 - n0)) (af
 [ $((n1 - n0)) -ge 1 ] || fail "no retry at all after a failure in 20 s"
 [ $((n1 - n0)) -le 4 ] || fail "a build storm: $((n1 - n0)) builds in 20 s"
 pass "retries back off ($((n1 - n0)) in 20 s)"
-expect_contains "the backoff is visible" "next try in" "$(miq web '[c["message"] for c in at("status.conditions") if c["type"] == "Building"][0]')"
+expect_contains "the backoff is visible" "next try at" "$(miq web '[c["message"] for c in at("status.conditions") if c["type"] == "Building"][0]')"
 apply "$(mi_yaml web web 'FROM scratch\nLABEL app=web\nENV MODE=two\n')"
 wait_for "a fixed source is Ready again" 60 is_ready web
+
+# a first build that fails says so, and pruning every failed build
+# (failedBuildsHistoryLimit: 0) lets no storm through: the failure streak is the controller's
+apply "$(mi_yaml broken0 broken0 'FROM scratch\nRUN make\n' '    failedBuildsHistoryLimit: 0')"
+wait_for "a first failed build: Ready=False/BuildFailed" 30 is_eq False/BuildFailed cond broken0 Ready
+sleep 15
+last=$(sw_api GET "$BAPI/buildconfigs/broken0" | sw_json 'at("status.lastVersion")')
+echo "  builds of broken0 in about 15 s with failedBuildsHistoryLimit 0: $last"
+[ "$last" -le 6 ] || fail "a build storm with failedBuildsHistoryLimit 0: $last builds"
+pass "no storm when failed builds are pruned ($last builds)"
+kc delete mi -n "$NS" broken0 >/dev/null
 
 # ---- describe: the ManagedImage, its BuildConfig, a failed build ----
 
@@ -220,7 +260,7 @@ expect_ok "describe with the group-qualified type" "$SLIPWAY" describe -n "$NS" 
 expect_ok "describe bc/web" "$SLIPWAY" describe -n "$NS" bc/web
 expect_contains "describe bc: controlled by the ManagedImage" "ManagedImage/web" "$OUT"
 expect_contains "describe bc: its builds" "web-1" "$OUT"
-expect_ok "describe build/web-5" "$SLIPWAY" describe -n "$NS" build/web-5
+expect_ok "describe build/web-6" "$SLIPWAY" describe -n "$NS" build/web-6
 expect_contains "describe build: the phase and reason" "Failed (DockerBuildFailed)" "$OUT"
 expect_contains "describe build: the log tail" "Log Tail:" "$OUT"
 expect_fails "describe an unknown type" "buildconfigs (bc), builds and managedimages (mi)" \
