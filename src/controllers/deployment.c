@@ -115,12 +115,6 @@ void sw_deploy_template_hash(const json_t *template, int64_t cc, char *out, size
 
 /* ---- readers ---- */
 
-static int64_t int_at(const json_t *obj, const char *path, int64_t dflt)
-{
-    int64_t v;
-    return sw_json_int_at(obj, path, &v) ? v : dflt;
-}
-
 static const char *ann(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(sw_json_at(obj, "metadata.annotations"), key));
@@ -229,7 +223,7 @@ static int create_set(sw_deploy_controller *dc, const json_t *d, const char *has
         sw_json_str_at(d, "metadata.name"), "uid", sw_json_str_at(d, "metadata.uid") ?: "",
         "controller", 1, "blockOwnerDeletion", 1, "spec", "replicas", (json_int_t)replicas,
         "selector", sel, "template", tmpl, "minReadySeconds",
-        (json_int_t)int_at(d, "spec.minReadySeconds", 0));
+        (json_int_t)sw_json_int_or(d, "spec.minReadySeconds", 0));
     int error = sw_client_create(dc->client, &sw_res_replicasets, sw_json_str_at(d, "metadata.namespace"), rs,
                                  out);
     json_decref(rs);
@@ -244,7 +238,7 @@ static int settle_set(sw_deploy_controller *dc, json_t *rs, int64_t replicas, in
 {
     const char *ns = sw_json_str_at(rs, "metadata.namespace");
     int error = 0;
-    bool spec_change = int_at(rs, "spec.replicas", 1) != replicas ||
+    bool spec_change = sw_json_int_or(rs, "spec.replicas", 1) != replicas ||
                        (rev > 0 && revision_of(rs) != rev);
     const char *k;
     json_t *v;
@@ -276,7 +270,7 @@ static int settle_set(sw_deploy_controller *dc, json_t *rs, int64_t replicas, in
     json_t *want = json_pack("{s:I, s:I, s:I, s:I, s:I}", "replicas", (json_int_t)replicas,
                              "fullyLabeledReplicas", (json_int_t)replicas, "readyReplicas",
                              (json_int_t)replicas, "availableReplicas", (json_int_t)replicas,
-                             "observedGeneration", (json_int_t)int_at(cur, "metadata.generation", 1));
+                             "observedGeneration", (json_int_t)sw_json_int_or(cur, "metadata.generation", 1));
     if (!json_equal(json_object_get(cur, "status"), want)) {
         json_t *copy = json_deep_copy(cur);
         json_object_set(copy, "status", want);
@@ -297,7 +291,7 @@ static int by_revision(const void *a, const void *b)
 /* Old ReplicaSets (scaled to 0) past revisionHistoryLimit go, oldest first. */
 static void prune(sw_deploy_controller *dc, const json_t *d, json_t *sets, const json_t *newest)
 {
-    int64_t keep = int_at(d, "spec.revisionHistoryLimit", 10);
+    int64_t keep = sw_json_int_or(d, "spec.revisionHistoryLimit", 10);
     size_t n = json_array_size(sets), old = 0;
     const json_t **v = sw_calloc(n + 1, sizeof(*v));
     for (size_t i = 0; i < n; i++) {
@@ -363,7 +357,7 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
         goto done;
     bool paused = sw_json_bool_at(d, "spec.paused");
     carry = copied_annotations(d);
-    int64_t replicas = int_at(d, "spec.replicas", 1), maxrev = 0;
+    int64_t replicas = sw_json_int_or(d, "spec.replicas", 1), maxrev = 0;
     size_t i;
     json_t *rs;
     json_array_foreach(sets, i, rs)
@@ -379,12 +373,12 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
     if (!newest && !paused) {
         char hash[16];
         sw_deploy_template_hash(sw_json_at(d, "spec.template"),
-                                int_at(d, "status.collisionCount", 0), hash, sizeof(hash));
+                                sw_json_int_or(d, "status.collisionCount", 0), hash, sizeof(hash));
         error = create_set(dc, d, hash, maxrev + 1, replicas, &newest);
         if (error == SW_EEXISTS) { /* another template hashed the same: count the collision */
             json_t *copy = json_deep_copy(d);
             sw_json_set_path(copy, "status.collisionCount",
-                             json_integer(int_at(d, "status.collisionCount", 0) + 1));
+                             json_integer(sw_json_int_or(d, "status.collisionCount", 0) + 1));
             error = sw_client_update_status(dc->client, &sw_res_deployments, ns, copy, NULL);
             json_decref(copy);
             if (error == 0)
@@ -427,13 +421,13 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
     }
     int64_t updated = newest ? replicas : 0;
     json_t *st = json_pack("{s:I, s:I, s:I, s:I, s:I}", "observedGeneration",
-                           (json_int_t)int_at(d, "metadata.generation", 1), "replicas",
+                           (json_int_t)sw_json_int_or(d, "metadata.generation", 1), "replicas",
                            (json_int_t)replicas, "updatedReplicas", (json_int_t)updated,
                            "readyReplicas", (json_int_t)replicas, "availableReplicas",
                            (json_int_t)replicas);
-    if (int_at(d, "status.collisionCount", 0))
+    if (sw_json_int_or(d, "status.collisionCount", 0))
         json_object_set_new(st, "collisionCount",
-                            json_integer(int_at(d, "status.collisionCount", 0)));
+                            json_integer(sw_json_int_or(d, "status.collisionCount", 0)));
     json_object_set_new(st, "conditions", conditions(d, newest, paused));
     if (!json_equal(json_object_get(d, "status"), st)) {
         json_t *copy = json_deep_copy(d);
@@ -487,7 +481,7 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
     json_t *cr;
     json_array_foreach(revs, i, cr)
     {
-        int64_t r = int_at(cr, "revision", 0);
+        int64_t r = sw_json_int_or(cr, "revision", 0);
         if (r > max)
             max = r;
         json_t *t = json_deep_copy(sw_json_at(cr, "data.spec.template"));
@@ -520,7 +514,7 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
         json_decref(obj);
     } else if (error == 0) {
         sw_strlcpy(name, sw_json_str_at(hit, "metadata.name") ?: "", n);
-        if (int_at(hit, "revision", 0) < max) { /* rolled back: the old revision is newest */
+        if (sw_json_int_or(hit, "revision", 0) < max) { /* rolled back: the old revision is newest */
             json_t *copy = json_deep_copy(hit);
             json_object_set_new(copy, "revision", json_integer(max + 1));
             error = sw_client_update(dc->client, &sw_res_controllerrevisions, ns, copy, NULL);
@@ -528,7 +522,7 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
         }
     }
     /* history beyond revisionHistoryLimit goes, oldest first (never the current one) */
-    int64_t keep = int_at(d, "spec.revisionHistoryLimit", 10);
+    int64_t keep = sw_json_int_or(d, "spec.revisionHistoryLimit", 10);
     size_t count = json_array_size(revs), old = 0;
     const json_t **v = sw_calloc(count + 1, sizeof(*v));
     json_array_foreach(revs, i, cr)
@@ -537,7 +531,7 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
             v[old++] = cr;
     }
     for (size_t a = 0; a < old; a++) /* insertion sort by revision: histories are short */
-        for (size_t b = a; b > 0 && int_at(v[b - 1], "revision", 0) > int_at(v[b], "revision", 0);
+        for (size_t b = a; b > 0 && sw_json_int_or(v[b - 1], "revision", 0) > sw_json_int_or(v[b], "revision", 0);
              b--) {
             const json_t *t = v[b];
             v[b] = v[b - 1];
@@ -563,9 +557,9 @@ static int sync_revisioned(sw_deploy_controller *dc, const sw_resource *res, con
         goto done;
     if ((error = current_revision(dc, d, kind, rev, sizeof(rev))) < 0)
         goto done;
-    json_int_t gen = (json_int_t)int_at(d, "metadata.generation", 1);
+    json_int_t gen = (json_int_t)sw_json_int_or(d, "metadata.generation", 1);
     if (res == &sw_res_statefulsets) {
-        json_int_t r = (json_int_t)int_at(d, "spec.replicas", 1);
+        json_int_t r = (json_int_t)sw_json_int_or(d, "spec.replicas", 1);
         st = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I}", "observedGeneration", gen,
                        "replicas", r, "readyReplicas", r, "currentReplicas", r, "updatedReplicas",
                        r, "availableReplicas", r, "currentRevision", rev, "updateRevision", rev,

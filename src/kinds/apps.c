@@ -19,14 +19,6 @@
     "\"unavailableReplicas\":\"integer\",\"terminatingReplicas\":\"integer\","                  \
     "\"conditions\":[\"any\"],\"collisionCount\":\"integer\""
 
-static void set_default(json_t *obj, const char *key, json_t *v)
-{
-    if (!json_object_get(obj, key) || json_is_null(json_object_get(obj, key)))
-        json_object_set_new(obj, key, v);
-    else
-        json_decref(v);
-}
-
 static json_t *spec_of(json_t *obj)
 {
     return sw_json_obj_path(obj, "spec");
@@ -78,41 +70,35 @@ static int apps_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t
 
 /* ---- cells ---- */
 
-static int64_t int_at(const json_t *obj, const char *path, int64_t dflt)
-{
-    int64_t v;
-    return sw_json_int_at(obj, path, &v) ? v : dflt;
-}
-
 static void ready_cell(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld/%lld", (long long)int_at(obj, "status.readyReplicas", 0),
-                  (long long)int_at(obj, "spec.replicas", 1));
+    sw_buf_printf(out, "%lld/%lld", (long long)sw_json_int_or(obj, "status.readyReplicas", 0),
+                  (long long)sw_json_int_or(obj, "spec.replicas", 1));
 }
 
 static void updated_cell(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.updatedReplicas", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.updatedReplicas", 0));
 }
 
 static void available_cell(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.availableReplicas", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.availableReplicas", 0));
 }
 
 static void desired_cell(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "spec.replicas", 1));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "spec.replicas", 1));
 }
 
 static void current_cell(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.replicas", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.replicas", 0));
 }
 
 static void ready_n_cell(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.readyReplicas", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.readyReplicas", 0));
 }
 
 void sw_workload_containers_cell(const json_t *obj, sw_buf *out)
@@ -142,16 +128,16 @@ void sw_workload_images_cell(const json_t *obj, sw_buf *out)
 static int deploy_prepare(const sw_kind_ctx *ctx, json_t *obj)
 {
     json_t *spec = spec_of(obj);
-    set_default(spec, "replicas", json_integer(1));
-    set_default(spec, "revisionHistoryLimit", json_integer(10));
-    set_default(spec, "progressDeadlineSeconds", json_integer(600));
-    set_default(spec, "strategy", json_object());
+    sw_json_default(spec, "replicas", json_integer(1));
+    sw_json_default(spec, "revisionHistoryLimit", json_integer(10));
+    sw_json_default(spec, "progressDeadlineSeconds", json_integer(600));
+    sw_json_default(spec, "strategy", json_object());
     json_t *st = json_object_get(spec, "strategy");
-    set_default(st, "type", json_string("RollingUpdate"));
+    sw_json_default(st, "type", json_string("RollingUpdate"));
     if (sw_str_eq(sw_json_str_at(st, "type"), "RollingUpdate")) {
-        set_default(st, "rollingUpdate", json_object());
-        set_default(json_object_get(st, "rollingUpdate"), "maxUnavailable", json_string("25%"));
-        set_default(json_object_get(st, "rollingUpdate"), "maxSurge", json_string("25%"));
+        sw_json_default(st, "rollingUpdate", json_object());
+        sw_json_default(json_object_get(st, "rollingUpdate"), "maxUnavailable", json_string("25%"));
+        sw_json_default(json_object_get(st, "rollingUpdate"), "maxSurge", json_string("25%"));
     }
     sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
     return 0;
@@ -204,7 +190,7 @@ const sw_kind sw_kind_deployment = {
 
 static int rs_prepare(const sw_kind_ctx *ctx, json_t *obj)
 {
-    set_default(spec_of(obj), "replicas", json_integer(1));
+    sw_json_default(spec_of(obj), "replicas", json_integer(1));
     sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
     return 0;
 }
@@ -241,17 +227,17 @@ const sw_kind sw_kind_replicaset = {
 static int sts_prepare(const sw_kind_ctx *ctx, json_t *obj)
 {
     json_t *spec = spec_of(obj);
-    set_default(spec, "replicas", json_integer(1));
-    set_default(spec, "podManagementPolicy", json_string("OrderedReady"));
-    set_default(spec, "revisionHistoryLimit", json_integer(10));
-    set_default(spec, "updateStrategy", json_object());
+    sw_json_default(spec, "replicas", json_integer(1));
+    sw_json_default(spec, "podManagementPolicy", json_string("OrderedReady"));
+    sw_json_default(spec, "revisionHistoryLimit", json_integer(10));
+    sw_json_default(spec, "updateStrategy", json_object());
     json_t *us = json_object_get(spec, "updateStrategy");
-    set_default(us, "type", json_string("RollingUpdate"));
+    sw_json_default(us, "type", json_string("RollingUpdate"));
     if (sw_str_eq(sw_json_str_at(us, "type"), "RollingUpdate")) {
-        set_default(us, "rollingUpdate", json_object());
-        set_default(json_object_get(us, "rollingUpdate"), "partition", json_integer(0));
+        sw_json_default(us, "rollingUpdate", json_object());
+        sw_json_default(json_object_get(us, "rollingUpdate"), "partition", json_integer(0));
     }
-    set_default(spec, "persistentVolumeClaimRetentionPolicy",
+    sw_json_default(spec, "persistentVolumeClaimRetentionPolicy",
                 json_pack("{s:s, s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
     sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
     return 0;
@@ -307,14 +293,14 @@ const sw_kind sw_kind_statefulset = {
 static int ds_prepare(const sw_kind_ctx *ctx, json_t *obj)
 {
     json_t *spec = spec_of(obj);
-    set_default(spec, "revisionHistoryLimit", json_integer(10));
-    set_default(spec, "updateStrategy", json_object());
+    sw_json_default(spec, "revisionHistoryLimit", json_integer(10));
+    sw_json_default(spec, "updateStrategy", json_object());
     json_t *us = json_object_get(spec, "updateStrategy");
-    set_default(us, "type", json_string("RollingUpdate"));
+    sw_json_default(us, "type", json_string("RollingUpdate"));
     if (sw_str_eq(sw_json_str_at(us, "type"), "RollingUpdate")) {
-        set_default(us, "rollingUpdate", json_object());
-        set_default(json_object_get(us, "rollingUpdate"), "maxUnavailable", json_integer(1));
-        set_default(json_object_get(us, "rollingUpdate"), "maxSurge", json_integer(0));
+        sw_json_default(us, "rollingUpdate", json_object());
+        sw_json_default(json_object_get(us, "rollingUpdate"), "maxUnavailable", json_integer(1));
+        sw_json_default(json_object_get(us, "rollingUpdate"), "maxSurge", json_integer(0));
     }
     sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
     return 0;
@@ -336,27 +322,27 @@ static int ds_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
 
 static void ds_desired(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.desiredNumberScheduled", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.desiredNumberScheduled", 0));
 }
 
 static void ds_current(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.currentNumberScheduled", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.currentNumberScheduled", 0));
 }
 
 static void ds_ready(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.numberReady", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.numberReady", 0));
 }
 
 static void ds_updated(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.updatedNumberScheduled", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.updatedNumberScheduled", 0));
 }
 
 static void ds_available(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.numberAvailable", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.numberAvailable", 0));
 }
 
 static void ds_selector(const json_t *obj, sw_buf *out)
@@ -436,7 +422,7 @@ static void cr_controller(const json_t *obj, sw_buf *out)
 
 static void cr_revision(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "revision", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "revision", 0));
 }
 
 static const sw_column cr_columns[] = {

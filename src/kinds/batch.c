@@ -23,23 +23,15 @@
 
 static const char *const job_restarts[] = {"OnFailure", "Never", NULL};
 
-static void set_default(json_t *obj, const char *key, json_t *v)
-{
-    if (!json_object_get(obj, key) || json_is_null(json_object_get(obj, key)))
-        json_object_set_new(obj, key, v);
-    else
-        json_decref(v);
-}
-
 static void default_job_spec(json_t *spec)
 {
     if (!json_is_object(spec))
         return;
-    set_default(spec, "parallelism", json_integer(1));
-    set_default(spec, "completions", json_integer(1));
-    set_default(spec, "backoffLimit", json_integer(6));
-    set_default(spec, "completionMode", json_string("NonIndexed"));
-    set_default(spec, "suspend", json_false());
+    sw_json_default(spec, "parallelism", json_integer(1));
+    sw_json_default(spec, "completions", json_integer(1));
+    sw_json_default(spec, "backoffLimit", json_integer(6));
+    sw_json_default(spec, "completionMode", json_string("NonIndexed"));
+    sw_json_default(spec, "suspend", json_false());
     /* a Job's pods have no default restart policy: it is required (OnFailure or Never) */
     json_t *ps = sw_json_at(spec, "template.spec");
     const json_t *rp = json_object_get(ps, "restartPolicy");
@@ -145,10 +137,10 @@ const sw_kind sw_kind_job = {
 static int cj_prepare(const sw_kind_ctx *ctx, json_t *obj)
 {
     json_t *spec = sw_json_obj_path(obj, "spec");
-    set_default(spec, "concurrencyPolicy", json_string("Allow"));
-    set_default(spec, "suspend", json_false());
-    set_default(spec, "successfulJobsHistoryLimit", json_integer(3));
-    set_default(spec, "failedJobsHistoryLimit", json_integer(1));
+    sw_json_default(spec, "concurrencyPolicy", json_string("Allow"));
+    sw_json_default(spec, "suspend", json_false());
+    sw_json_default(spec, "successfulJobsHistoryLimit", json_integer(3));
+    sw_json_default(spec, "failedJobsHistoryLimit", json_integer(1));
     default_job_spec(sw_json_at(spec, "jobTemplate.spec"));
     return 0;
 }

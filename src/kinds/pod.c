@@ -13,14 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void set_default(json_t *obj, const char *key, json_t *v)
-{
-    if (!json_object_get(obj, key) || json_is_null(json_object_get(obj, key)))
-        json_object_set_new(obj, key, v);
-    else
-        json_decref(v);
-}
-
 /* ---- Pod ---- */
 
 static int pod_prepare(const sw_kind_ctx *ctx, json_t *obj)
@@ -135,10 +127,10 @@ const sw_kind sw_kind_pod = {
 static int rc_prepare(const sw_kind_ctx *ctx, json_t *obj)
 {
     json_t *spec = sw_json_obj_path(obj, "spec");
-    set_default(spec, "replicas", json_integer(1));
+    sw_json_default(spec, "replicas", json_integer(1));
     const json_t *labels = sw_json_at(obj, "spec.template.metadata.labels");
     if (json_object_size(labels))
-        set_default(spec, "selector", json_deep_copy(labels));
+        sw_json_default(spec, "selector", json_deep_copy(labels));
     sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
     return 0;
 }
@@ -174,25 +166,19 @@ static int rc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
     return sw_podtemplate_validate(sw_json_at(obj, "spec.template"), "spec.template", always);
 }
 
-static int64_t int_at(const json_t *obj, const char *path, int64_t dflt)
-{
-    int64_t v;
-    return sw_json_int_at(obj, path, &v) ? v : dflt;
-}
-
 static void rc_desired(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "spec.replicas", 1));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "spec.replicas", 1));
 }
 
 static void rc_current(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.replicas", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.replicas", 0));
 }
 
 static void rc_ready(const json_t *obj, sw_buf *out)
 {
-    sw_buf_printf(out, "%lld", (long long)int_at(obj, "status.readyReplicas", 0));
+    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.readyReplicas", 0));
 }
 
 static const sw_column rc_columns[] = {

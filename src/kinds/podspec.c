@@ -10,14 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void set_default(json_t *obj, const char *key, json_t *v)
-{
-    if (!json_object_get(obj, key) || json_is_null(json_object_get(obj, key)))
-        json_object_set_new(obj, key, v);
-    else
-        json_decref(v);
-}
-
 /* Kubernetes' rule: Always when the image has no tag or the tag is latest (a digest pins). */
 static const char *pull_policy(const char *image)
 {
@@ -38,13 +30,13 @@ static void default_containers(json_t *list)
     {
         if (!json_is_object(c))
             continue;
-        set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
-        set_default(c, "terminationMessagePolicy", json_string("File"));
-        set_default(c, "imagePullPolicy", json_string(pull_policy(sw_json_str_at(c, "image"))));
+        sw_json_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
+        sw_json_default(c, "terminationMessagePolicy", json_string("File"));
+        sw_json_default(c, "imagePullPolicy", json_string(pull_policy(sw_json_str_at(c, "image"))));
         json_array_foreach(json_object_get(c, "ports"), j, p)
         {
             if (json_is_object(p))
-                set_default(p, "protocol", json_string("TCP"));
+                sw_json_default(p, "protocol", json_string("TCP"));
         }
     }
 }
@@ -53,11 +45,11 @@ void sw_podspec_default(json_t *spec, const char *dflt_restart)
 {
     if (!json_is_object(spec))
         return;
-    set_default(spec, "restartPolicy", json_string(dflt_restart ? dflt_restart : "Always"));
-    set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
-    set_default(spec, "dnsPolicy", json_string("ClusterFirst"));
-    set_default(spec, "schedulerName", json_string("default-scheduler"));
-    set_default(spec, "securityContext", json_object());
+    sw_json_default(spec, "restartPolicy", json_string(dflt_restart ? dflt_restart : "Always"));
+    sw_json_default(spec, "terminationGracePeriodSeconds", json_integer(30));
+    sw_json_default(spec, "dnsPolicy", json_string("ClusterFirst"));
+    sw_json_default(spec, "schedulerName", json_string("default-scheduler"));
+    sw_json_default(spec, "securityContext", json_object());
     default_containers(json_object_get(spec, "containers"));
     default_containers(json_object_get(spec, "initContainers"));
 }

@@ -128,6 +128,21 @@ bool sw_json_int_at(const json_t *root, const char *path, int64_t *out)
     return true;
 }
 
+int64_t sw_json_int_or(const json_t *root, const char *path, int64_t dflt)
+{
+    int64_t v;
+    return sw_json_int_at(root, path, &v) ? v : dflt;
+}
+
+void sw_json_default(json_t *obj, const char *key, json_t *value)
+{
+    json_t *cur = json_object_get(obj, key);
+    if (json_is_object(obj) && (!cur || json_is_null(cur)))
+        json_object_set_new(obj, key, value);
+    else
+        json_decref(value);
+}
+
 bool sw_json_bool_at(const json_t *root, const char *path)
 {
     return json_is_true(sw_json_at(root, path));

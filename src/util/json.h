@@ -31,11 +31,16 @@ const char *sw_json_str_at(const json_t *root, const char *path); /* NULL unless
  * json_equal(NULL, NULL) is false, which makes "nothing changed" look like a change. */
 bool sw_json_same(const json_t *a, const json_t *b);
 bool sw_json_int_at(const json_t *root, const char *path, int64_t *out);
+/* The integer at path, or dflt when there is none. */
+int64_t sw_json_int_or(const json_t *root, const char *path, int64_t dflt);
 bool sw_json_bool_at(const json_t *root, const char *path); /* false unless true */
 /* Gets or creates the object at path (replacing non-objects). Borrowed. */
 json_t *sw_json_obj_path(json_t *root, const char *path);
 /* Sets root[path] = value (steals value), creating intermediate objects. */
 void sw_json_set_path(json_t *root, const char *path, json_t *value);
 void sw_json_del_path(json_t *root, const char *path);
+/* obj[key] = value (stolen) unless obj has a non-null key already (then value is freed): a
+ * server-side default. */
+void sw_json_default(json_t *obj, const char *key, json_t *value);
 
 #endif

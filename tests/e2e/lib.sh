@@ -170,6 +170,23 @@ $OUT"
     expect_contains "$what" "$needle" "$OUT"
 }
 
+# wait_for WHAT SECONDS CMD...: runs CMD until it succeeds (again each time: pass a command,
+# not a "$(...)" expanded once), then passes WHAT; fails after SECONDS.
+wait_for()
+{
+    local what=$1 deadline=$(($(date +%s) + $2))
+    shift 2
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$deadline" ] || fail "$what: not within the time allowed"
+        sleep 0.2
+    done
+    pass "$what"
+}
+
+# is_eq WANT CMD... / is_ge MIN CMD...: CMD prints WANT / a number >= MIN (for wait_for).
+is_eq() { [ "$("${@:2}")" = "$1" ]; }
+is_ge() { [ "$("${@:2}")" -ge "$1" ]; }
+
 # kc ARGS...: kubectl against the test server, with a bounded request time.
 kc()
 {

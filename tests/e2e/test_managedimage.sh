@@ -7,7 +7,8 @@
 # deleted → recreated with its tag, no rebuild; the owned stream's and BuildConfig's specs
 # edited → put back, with Events; the manifest DELETEd through the registry API → the stream
 # tag's NotFound condition and ImageDeleted Event (notification), then exactly one rebuild; the
-# base re-pushed with a new digest → exactly one rebuild, the same digest → none; notifications
+# base re-pushed with a new digest → exactly one rebuild, the same digest → none; a new commit
+# on a Git source's ref → one rebuild pinned to it; a build started by hand is adopted; notifications
 # off → the verification HEAD finds the deletion; a broken source → Ready=False with the log
 # snippet and a backoff (builds counted); import failures through `slipway import-image` get
 # one Warning Event; delete with background, foreground and orphan; a ConfigMap owning an
@@ -51,20 +52,6 @@ builds_of()
         sw_json '" ".join(sorted((i["metadata"]["name"] for i in o["items"]), key=lambda n: int(n.rsplit("-", 1)[1])))'
 }
 nbuilds() { builds_of "$1" | wc -w; }
-# wait_for WHAT SECONDS CMD...: until CMD succeeds.
-wait_for()
-{
-    local what=$1 deadline=$(($(date +%s) + $2))
-    shift 2
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt "$deadline" ] || fail "$what: not after $((deadline - START)) s"
-        sleep 0.2
-    done
-    pass "$what"
-}
-# is_eq WANT CMD...: CMD prints WANT (for wait_for, which runs its command again each time).
-is_eq() { [ "$("${@:2}")" = "$1" ]; }
-is_ge() { [ "$("${@:2}")" -ge "$1" ]; }
 is_ready() { [ "$(cond "$1" Ready)" = "True/ImageAvailable" ]; }
 tag_image() { sw_api GET "$IAPI/imagestreams/$1" | sw_json '([t for t in at("status.tags") or [] if t["tag"] == "'"$2"'"] or [{"items": [{}]}])[0]["items"][0].get("image", "")'; }
 events_of() { kc get events -n "$NS" -o json | sw_json '"\n".join(e["reason"] + ": " + e["message"] for e in o["items"] if e["involvedObject"]["name"] == "'"$1"'" and e["involvedObject"]["kind"] == "'"$2"'")'; }
@@ -206,6 +193,35 @@ reg_push base2 "$REG/base/img:1"
 sleep 7 # more than three verification intervals
 expect_eq "the same base digest again: no rebuild" "web-1 web-2 web-3 web-4" "$(builds_of web)"
 
+# ---- 5b. a Git source: a new commit on the ref → one rebuild, pinned to that commit ----
+
+REPO=$SW_TMP/repo
+git init -q -b main "$REPO"
+printf 'FROM scratch\nCOPY a.txt /a.txt\n' >"$REPO/Dockerfile"
+echo one >"$REPO/a.txt"
+git -C "$REPO" add -A && git -C "$REPO" -c user.name=t -c user.email=t@t commit -qm one
+C1=$(git -C "$REPO" rev-parse HEAD)
+apply "apiVersion: image.slipway.dev/v1alpha1
+kind: ManagedImage
+metadata: {name: gitmi}
+spec:
+  source: {type: Git, git: {uri: \"file://$REPO\", ref: main}}
+  strategy: {dockerStrategy: {}}
+  output: {to: {name: \"gitmi:latest\"}}
+  policy: {verifyIntervalSeconds: 2}"
+wait_for "a Git ManagedImage is Ready" 60 is_ready gitmi
+expect_eq "inputs: the ref's commit" "$C1" "$(miq gitmi 'at("status.inputs.sourceRevision")')"
+echo two >"$REPO/a.txt"
+git -C "$REPO" -c user.name=t -c user.email=t@t commit -qam two
+C2=$(git -C "$REPO" rev-parse HEAD)
+wait_for "a new commit starts one rebuild" 20 is_ge 2 nbuilds gitmi
+wait_for "it is Ready on the new commit" 60 is_eq "$C2" miq gitmi 'at("status.inputs.sourceRevision")'
+expect_eq "the rebuild was pinned to the commit" "$C2" \
+    "$(sw_api GET "$BAPI/builds/gitmi-2" | sw_json 'at("spec.revision.git.commit")')"
+sleep 5
+expect_eq "one rebuild for one commit" "gitmi-1 gitmi-2" "$(builds_of gitmi)"
+kc delete mi -n "$NS" gitmi >/dev/null
+
 # ---- 6. notifications off: the verification HEAD finds a deletion ----
 
 reg_stop main
@@ -260,7 +276,9 @@ expect_ok "describe with the group-qualified type" "$SLIPWAY" describe -n "$NS" 
 expect_ok "describe bc/web" "$SLIPWAY" describe -n "$NS" bc/web
 expect_contains "describe bc: controlled by the ManagedImage" "ManagedImage/web" "$OUT"
 expect_contains "describe bc: its builds" "web-1" "$OUT"
-expect_ok "describe build/web-6" "$SLIPWAY" describe -n "$NS" build/web-6
+FAILED=$(sw_api GET "$BAPI/builds?labelSelector=openshift.io/build-config.name=web" |
+    sw_json '[i["metadata"]["name"] for i in o["items"] if i["status"].get("phase") == "Failed"][0]')
+expect_ok "describe build/$FAILED (a failed one)" "$SLIPWAY" describe -n "$NS" "build/$FAILED"
 expect_contains "describe build: the phase and reason" "Failed (DockerBuildFailed)" "$OUT"
 expect_contains "describe build: the log tail" "Log Tail:" "$OUT"
 expect_fails "describe an unknown type" "buildconfigs (bc), builds and managedimages (mi)" \

@@ -44,18 +44,6 @@ kc create secret generic -n "$NS" rollout-hook --from-literal=url="http://127.0.
 hooked() { sw_json "len([1 for l in open('$HOOK_LOG') for r in [__import__('json').loads(l)['record']] if r['object']['name'] == '$1' and r['newImage'] == '$2'])" </dev/null; }
 
 apply() { kc apply -n "$NS" -f - >/dev/null <<<"$1" || fail "kubectl apply: $1"; }
-# wait_for WHAT SECONDS CMD...: until CMD succeeds (run again each time).
-wait_for()
-{
-    local what=$1 deadline=$(($(date +%s) + $2))
-    shift 2
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt "$deadline" ] || fail "$what: not within the time allowed"
-        sleep 0.2
-    done
-    pass "$what"
-}
-is_eq() { [ "$("${@:2}")" = "$1" ]; }
 # image KIND NAME [PATH]: the first container's image.
 image()
 {
