@@ -108,20 +108,27 @@ static int containers_of(const json_t *obj, const char *kind, const char *only, 
     return 0;
 }
 
+/* The triggers now (a new array), or NULL with the error set when the annotation does not
+ * parse: it is never overwritten unread. */
 static json_t *current(const json_t *obj)
 {
     const char *text = json_string_value(
         json_object_get(sw_json_at(obj, "metadata.annotations"), SW_TRIGGERS_ANNOTATION));
     json_t *list = NULL;
-    if (text && sw_json_parse(text, strlen(text), 8, 0, &list) == 0 && json_is_array(list))
+    if (!text)
+        return json_array();
+    if (sw_json_parse(text, strlen(text), 8, 0, &list) == 0 && json_is_array(list))
         return list;
     json_decref(list);
-    return json_array();
+    sw_error_set(SW_EINVALID,
+                 "the %s annotation is not a JSON array of triggers: fix or remove it by hand "
+                 "(kubectl annotate ... %s-)",
+                 SW_TRIGGERS_ANNOTATION, SW_TRIGGERS_ANNOTATION);
+    return NULL;
 }
 
-static void print_triggers(const json_t *obj, const target *t, const char *name)
+static void print_triggers(const json_t *obj, const target *t, const char *name, json_t *list)
 {
-    json_t *list = current(obj);
     printf("NAME\tTYPE\tVALUE\tAUTO\n");
     size_t i;
     json_t *e;
@@ -139,6 +146,35 @@ static void print_triggers(const json_t *obj, const target *t, const char *name)
     if (!json_array_size(list))
         printf("%s/%s\t<none>\t\t\n", t->printed, name);
     json_decref(list);
+}
+
+/* Whether trigger entry e (any selector form) updates the container called name. */
+static bool same_container(const json_t *obj, const target *t, const json_t *e, const char *name)
+{
+    json_t *one = json_pack("{s:s, s:{s:{s:s}}, s:O}", "kind", t->kind, "metadata",
+                            "annotations", SW_TRIGGERS_ANNOTATION, "", "spec",
+                            json_object_get(obj, "spec"));
+    json_t *list = json_pack("[O]", e);
+    char *text = json_dumps(list, JSON_COMPACT);
+    json_object_set_new(sw_json_at(one, "metadata.annotations"), SW_TRIGGERS_ANNOTATION,
+                        json_string(text ? text : "[]"));
+    free(text);
+    json_decref(list);
+    sw_trigger *ts = NULL;
+    size_t n = 0;
+    bool same = false;
+    if (sw_triggers_parse(one, &ts, &n) == 0 && n == 1 && !ts[0].init) {
+        long at = sw_trigger_container(one, &ts[0]);
+        const char *p = sw_podspec_path(t->kind);
+        char path[96];
+        snprintf(path, sizeof(path), "%s.containers", p);
+        same = at >= 0 &&
+               sw_str_eq(sw_json_str_at(json_array_get(sw_json_at(one, path), (size_t)at), "name"),
+                         name);
+    }
+    sw_free(ts);
+    json_decref(one);
+    return same;
 }
 
 /* The new trigger list: o applied to list (which it consumes). */
@@ -169,7 +205,8 @@ static json_t *edit(json_t *list, const json_t *obj, const target *t, const opts
             char fp[300];
             snprintf(fp, sizeof(fp), "%s.containers[?(@.name==\"%s\")].image",
                      sw_podspec_path(t->kind), json_string_value(n));
-            if (sw_str_eq(sw_json_str_at(e, "fieldPath"), fp))
+            if (sw_str_eq(sw_json_str_at(e, "fieldPath"), fp) ||
+                same_container(obj, t, e, json_string_value(n)))
                 named = true;
         }
         if (named)
@@ -204,12 +241,18 @@ static int set_triggers(sw_cli *cli, const opts *o)
         json_t *obj = NULL;
         if ((error = sw_client_get(cli->client, t->res, cli->ns, name, &obj)) < 0)
             break;
+        json_t *now = current(obj);
+        if (!now) {
+            json_decref(obj);
+            error = SW_EINVALID;
+            break;
+        }
         if (!o->from && !o->manual && !o->autom && !o->remove && !o->remove_all) {
-            print_triggers(obj, t, name);
+            print_triggers(obj, t, name, now);
             json_decref(obj);
             return 0;
         }
-        json_t *list = edit(current(obj), obj, t, o, &error);
+        json_t *list = edit(now, obj, t, o, &error);
         if (error < 0) {
             json_decref(obj);
             break;

@@ -347,6 +347,15 @@ static json_t *conditions(const json_t *d, const json_t *newest, bool paused)
     return out;
 }
 
+/* Whether ReplicaSet a was made before b (then by name, so the choice is the same each time). */
+static bool older(const json_t *a, const json_t *b)
+{
+    int c = strcmp(sw_json_str_at(a, "metadata.creationTimestamp") ?: "",
+                   sw_json_str_at(b, "metadata.creationTimestamp") ?: "");
+    return c < 0 || (c == 0 && strcmp(sw_json_str_at(a, "metadata.name") ?: "",
+                                      sw_json_str_at(b, "metadata.name") ?: "") < 0);
+}
+
 static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
 {
     json_t *d = NULL, *sets = NULL, *newest = NULL, *carry = NULL, *none = json_object();
@@ -362,12 +371,17 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
     json_t *rs;
     json_array_foreach(sets, i, rs)
     {
-        if (revision_of(rs) > maxrev)
-            maxrev = revision_of(rs);
-        /* the oldest set with the template is the one kubectl calls new */
-        if (sw_deploy_same_template(sw_json_at(rs, "spec.template"), sw_json_at(d, "spec.template")) &&
-            (!newest || revision_of(rs) < revision_of(newest)))
+        /* the oldest set with the template (creation, then name: kube's FindNewReplicaSet) */
+        if (sw_deploy_same_template(sw_json_at(rs, "spec.template"),
+                                    sw_json_at(d, "spec.template")) &&
+            (!newest || older(rs, newest)))
             newest = rs;
+    }
+    /* the highest revision among the others: only one below it renumbers the newest */
+    json_array_foreach(sets, i, rs)
+    {
+        if (rs != newest && revision_of(rs) > maxrev)
+            maxrev = revision_of(rs);
     }
     json_incref(newest);
     if (!newest && !paused) {
@@ -387,12 +401,11 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
         }
         if (error < 0)
             goto done;
-        maxrev++;
         sw_log(SW_LOG_INFO, "deployment %s/%s: new ReplicaSet %s (revision %lld)", ns, name,
-               sw_json_str_at(newest, "metadata.name"), (long long)maxrev);
+               sw_json_str_at(newest, "metadata.name"), (long long)(maxrev + 1));
     }
     /* the newest takes every replica and, rolled back to, the next revision */
-    int64_t newrev = newest && revision_of(newest) < maxrev ? maxrev + 1 : 0;
+    int64_t newrev = newest && revision_of(newest) <= maxrev ? maxrev + 1 : 0;
     json_array_foreach(sets, i, rs)
     {
         bool is_new = newest && sw_str_eq(sw_json_str_at(rs, "metadata.uid"),

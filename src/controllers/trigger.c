@@ -194,23 +194,35 @@ static const char *digest_of(const char *ref)
     return at ? at + 1 : "";
 }
 
-int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image, char *old, size_t n)
+/* The container list t's path selects from. */
+static json_t *container_list(const json_t *obj, const sw_trigger *t)
 {
     char path[128];
     snprintf(path, sizeof(path), "%s.%s", sw_podspec_path(sw_json_str_at(obj, "kind")) ?: "spec",
              t->init ? "initContainers" : "containers");
-    json_t *list = sw_json_at(obj, path), *c = NULL;
-    if (t->index >= 0) {
-        c = json_array_get(list, (size_t)t->index);
-    } else {
-        size_t i;
-        json_t *x;
-        json_array_foreach(list, i, x)
-        {
-            if (sw_str_eq(sw_json_str_at(x, "name"), t->container))
-                c = x;
-        }
+    return sw_json_at(obj, path);
+}
+
+long sw_trigger_container(const json_t *obj, const sw_trigger *t)
+{
+    json_t *list = container_list(obj, t);
+    if (t->index >= 0)
+        return json_is_object(json_array_get(list, (size_t)t->index)) ? t->index : -1;
+    size_t i;
+    json_t *x;
+    long found = -1;
+    json_array_foreach(list, i, x)
+    {
+        if (sw_str_eq(sw_json_str_at(x, "name"), t->container))
+            found = (long)i;
     }
+    return found;
+}
+
+int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image, char *old, size_t n)
+{
+    long at = sw_trigger_container(obj, t);
+    json_t *c = at >= 0 ? json_array_get(container_list(obj, t), (size_t)at) : NULL;
     if (!json_is_object(c))
         return sw_error_set(SW_EINVALID, "no such container: %.300s", t->field_path);
     const char *now = sw_json_str_at(c, "image");
@@ -292,7 +304,10 @@ static int reconcile(void *arg, const char *key)
     long k = bar ? strtol(key, NULL, 10) : -1;
     if (!bar || k < 0 || (size_t)k >= NKINDS)
         return 0;
-    json_t *obj = sw_informer_get(tc->inf[k], bar + 1);
+    json_t *cached = sw_informer_get(tc->inf[k], bar + 1);
+    /* the cache's objects are shared with the informer thread: never written, so a copy */
+    json_t *obj = cached ? json_deep_copy(cached) : NULL;
+    json_decref(cached);
     sw_trigger *ts = NULL;
     size_t n = 0;
     int error = 0;
@@ -308,6 +323,21 @@ static int reconcile(void *arg, const char *key)
         report(tc, key, obj, msg);
         goto done;
     }
+    /* two triggers on one container (an index and a name for it) would write it back and
+     * forth: refused, as duplicate field paths are */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            long a = sw_trigger_container(obj, &ts[i]), b = sw_trigger_container(obj, &ts[j]);
+            if (a >= 0 && a == b && ts[i].init == ts[j].init) {
+                char msg[1200];
+                snprintf(msg, sizeof(msg),
+                         "%s: duplicate triggers are not allowed: %s and %s update the same "
+                         "container",
+                         SW_TRIGGERS_ANNOTATION, ts[i].field_path, ts[j].field_path);
+                report(tc, key, obj, msg);
+                goto done;
+            }
+        }
     json_t *copy = json_deep_copy(obj), *records = json_array();
     int changed = 0;
     char applied[2048] = "";
@@ -330,7 +360,7 @@ static int reconcile(void *arg, const char *key)
             snprintf(applied + strlen(applied), sizeof(applied) - strlen(applied), "%s%s=%s",
                      changed++ ? ", " : "", ts[i].field_path, image);
     }
-    if (changed) {
+    if (changed && !json_equal(copy, obj)) {
         error = sw_client_update(tc->client, kinds[k].res, sw_json_str_at(obj, "metadata.namespace"),
                                  copy, NULL);
         if (error == 0) {

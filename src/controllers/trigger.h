@@ -61,6 +61,10 @@ typedef struct sw_trigger {
  * duplicate fieldPaths. */
 int sw_triggers_parse(const json_t *obj, sw_trigger **out, size_t *n);
 
+/* The index of the container t selects in obj (of kind obj["kind"]), in its containers or
+ * initContainers list, or -1 when there is none. */
+long sw_trigger_container(const json_t *obj, const sw_trigger *t);
+
 /* Applies one resolved trigger to obj (a copy the caller owns): image is the tag's
  * "<repository>@sha256:<digest>". Returns 1 when the container's image changed (its old image
  * into old, n bytes, when old is not NULL), 0 when the container already runs that digest

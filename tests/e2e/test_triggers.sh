@@ -230,6 +230,27 @@ expect_contains "the event says what is wrong" "paused must be a boolean" \
     "$(kc get events -n "$NS" -o json | sw_json '" ".join(e["message"] for e in o["items"] if e["involvedObject"]["name"] == "broken")')"
 expect_eq "no change to the broken one" "placeholder:1" "$(image deploy broken)"
 
+# two triggers on one container (by index and by name): refused, nothing written back and forth
+apply "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: twice
+  annotations:
+    image.openshift.io/triggers: '[{\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"backend-redis:latest\"},\"fieldPath\":\"spec.template.spec.containers[0].image\"},{\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"system-mysql:latest\"},\"fieldPath\":\"spec.template.spec.containers[?(@.name==\\\"redis\\\")].image\"}]'
+spec:
+  selector: {matchLabels: {app: twice}}
+  template:
+    metadata: {labels: {app: twice}}
+    spec: {containers: [{name: redis, image: \"placeholder:1\"}]}"
+twice_warnings() { kc get events -n "$NS" -o json | sw_json 'len([e for e in o["items"] if e["involvedObject"]["name"] == "twice" and "update the same container" in e["message"]])'; }
+wait_for "two triggers on one container: a Warning Event" 10 is_eq 1 twice_warnings
+expect_eq "and no write" "placeholder:1" "$(image deploy twice)"
+kc annotate -n "$NS" deploy/twice image.openshift.io/triggers='not json' --overwrite >/dev/null
+expect_fails "set triggers never overwrites an annotation it cannot read" "is not a JSON array of triggers" \
+    "$SLIPWAY" set triggers -n "$NS" deploy/twice --manual
+expect_eq "the annotation is left as it was" "not json" \
+    "$(kc get -n "$NS" deploy/twice -o jsonpath='{.metadata.annotations.image\.openshift\.io/triggers}')"
+
 # ---- 8. other kinds: StatefulSet, DaemonSet, CronJob, Pod ----
 
 ann="image.openshift.io/triggers: '[{\"from\":{\"kind\":\"ImageStreamTag\",\"name\":\"system-mysql:latest\"},\"fieldPath\":\"PATH.containers[0].image\"}]'"

@@ -117,6 +117,19 @@ expect_eq "the paused change rolled out" 1 \
 sleep 1
 expect_eq "history pruned to revisionHistoryLimit (3 old + the current)" 4 "$(k get rs -l app=web -o name | wc -l)"
 
+# a second ReplicaSet with the current template (a copy made by hand): one is chosen, the
+# revisions settle instead of leapfrogging each other
+RSNOW=$(k get rs -o json | sw_json '[r["metadata"]["name"] for r in o["items"] if r["spec"]["replicas"] == 3 and r["metadata"]["ownerReferences"][0]["name"] == "web"][0]')
+k get rs "$RSNOW" -o json | sw_json 'dict(o, metadata={k: v for k, v in o["metadata"].items() if k in ("labels", "annotations", "ownerReferences")} | {"name": o["metadata"]["name"] + "-copy"}, status={})' |
+    k create -f - >/dev/null || fail "copy a ReplicaSet"
+k annotate rs "$RSNOW-copy" --overwrite deployment.kubernetes.io/revision=1 >/dev/null
+sleep 2
+r1=$(jp deploy/web '{.metadata.annotations.deployment\.kubernetes\.io/revision}')
+sleep 2
+expect_eq "two ReplicaSets with one template: the revision settles" "$r1" \
+    "$(jp deploy/web '{.metadata.annotations.deployment\.kubernetes\.io/revision}')"
+k delete rs "$RSNOW-copy" >/dev/null
+
 # ---- bad input ----
 
 bad()
