@@ -350,5 +350,11 @@ check_import_all
 check_tag
 check_describe
 reg_alive || fail "the registry died during the test"
+# slipway version: an argument it does not take is a usage error, not ignored
+expect_ok "slipway version" "$SLIPWAY" version
+expect_contains "it names the version" "slipway " "$OUT"
+expect_exit "slipway version --bogus: exit 2" 2 "$SLIPWAY" version --bogus
+expect_contains "it says why" "takes no arguments" "$OUT"
+
 sw_finish
 echo "test_cli: $(($(date +%s) - START)) s"
