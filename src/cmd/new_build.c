@@ -192,6 +192,8 @@ static int check_flags(const nb_opts *o)
                                          "given");
     if (o->push_secret && o->no_output)
         return sw_error_set(SW_EINVALID, "--push-secret needs an output");
+    if (o->push_secret && sw_names_check_subdomain(o->push_secret) < 0)
+        return sw_names_invalid(SW_EINVALID, "--push-secret", o->push_secret, sw_error_msg());
     if (o->strategy && strcmp(o->strategy, "docker") && strcmp(o->strategy, "Docker"))
         return sw_error_set(SW_EINVALID,
                             "--strategy \"%s\" is not supported: slipway builds "

@@ -104,6 +104,9 @@ check_usage()
     expect_exit "--env without '=': exit 2" 2 sw start-build x --env=NOVALUE
     expect_contains "... names the bad pair" '"NOVALUE" is not NAME=VALUE' "$OUT"
     expect_exit "--env with a binary upload: exit 2" 2 sw start-build x --from-dir=. -e A=1
+    expect_exit "new-build --push-secret that is no Secret name: exit 2" 2 \
+        sw new-build --name x --to x:latest --push-secret=Bad_Secret .
+    expect_contains "it names the rule" "lowercase RFC 1123 subdomain" "$OUT"
     expect_exit "a name and --from-build: exit 2" 2 sw start-build x --from-build=x-1
     expect_exit "logs without an argument: exit 2" 2 sw logs
     expect_exit "logs pod/x: exit 2" 2 sw logs pod/x
