@@ -589,7 +589,8 @@ static int decode_scalar(pb_reader *r, const pb_field *f, json_t *obj)
     return 0;
 }
 
-/* One map<string, string|bytes> entry {1: key, 2: value}; later keys replace earlier ones. */
+/* One map<string, string|bytes|Quantity> entry {1: key, 2: value}; later keys replace earlier
+ * ones. A Quantity is the message {1: string}: its string is the value. */
 static int decode_map_entry(pb_reader *r, const pb_field *f, json_t *map)
 {
     pb_reader key = {r->p, r->p}, val = {r->p, r->p};
@@ -608,6 +609,20 @@ static int decode_map_entry(pb_reader *r, const pb_field *f, json_t *map)
         return error;
     if (memchr(key.p, '\0', pb_left(&key)))
         return sw_error_set(SW_EBADREQUEST, "protobuf: a key of %s contains a NUL byte", f->name);
+    pb_reader str = {val.p, val.p};
+    while (f->type == T_MAP_QUANTITY && error == 0 && val.p < val.end) {
+        uint32_t num = 0; /* resource.Quantity {1: string} */
+        unsigned wt;
+        error = pb_key(&val, &num, &wt);
+        if (error == 0 && num == 1)
+            error = pb_want(f->name, wt, WT_LEN);
+        if (error == 0)
+            error = num == 1 ? pb_len(&val, &str) : pb_skip(&val, wt);
+    }
+    if (error < 0)
+        return error;
+    if (f->type == T_MAP_QUANTITY)
+        val = str;
     json_t *value;
     if (f->type == T_MAP_BYTES) {
         char *b64 = sw_base64_encode(val.p, pb_left(&val));
@@ -691,43 +706,6 @@ static int decode_fields_v1(pb_reader *r, const pb_field *f, json_t *obj)
     return 0;
 }
 
-/* One map<string, Quantity> entry {1: key, 2: Quantity {1: string}}. */
-static int decode_quantity_entry(pb_reader *r, const pb_field *f, json_t *map)
-{
-    pb_reader key = {r->p, r->p}, val = {r->p, r->p}, str = {r->p, r->p};
-    int error = 0;
-    while (error == 0 && r->p < r->end) {
-        uint32_t num = 0;
-        unsigned wt;
-        error = pb_key(r, &num, &wt);
-        if (error == 0 && (num == 1 || num == 2))
-            error = pb_want(f->name, wt, WT_LEN);
-        if (error == 0)
-            error = num == 1 ? pb_len(r, &key) : num == 2 ? pb_len(r, &val) : pb_skip(r, wt);
-    }
-    while (error == 0 && val.p < val.end) {
-        uint32_t num = 0;
-        unsigned wt;
-        error = pb_key(&val, &num, &wt);
-        if (error == 0 && num == 1)
-            error = pb_want(f->name, wt, WT_LEN);
-        if (error == 0)
-            error = num == 1 ? pb_len(&val, &str) : pb_skip(&val, wt);
-    }
-    if (error < 0)
-        return error;
-    if (memchr(key.p, '\0', pb_left(&key)))
-        return sw_error_set(SW_EBADREQUEST, "protobuf: a key of %s contains a NUL byte", f->name);
-    json_t *value = view_string(&str, f->name);
-    if (!value)
-        return SW_EBADREQUEST;
-    char *k = sw_strndup((const char *)key.p, pb_left(&key));
-    if (json_object_set_new(map, k, value) < 0)
-        error = sw_error_set(SW_EBADREQUEST, "protobuf: a key of %s is not valid UTF-8", f->name);
-    sw_free(k);
-    return error;
-}
-
 /* intstr.IntOrString {1: type (0 int, 1 string), 2: intVal, 3: strVal}. */
 static int decode_int_or_string(pb_reader *r, const pb_field *f, json_t *obj)
 {
@@ -786,7 +764,7 @@ static int decode_nested(pb_reader *sub, const pb_field *f, int depth, json_t *o
     case T_FIELDSV1:
         return decode_fields_v1(sub, f, obj);
     case T_MAP_QUANTITY:
-        return decode_quantity_entry(sub, f, child(obj, f->name, false));
+        return decode_map_entry(sub, f, child(obj, f->name, false));
     case T_INTORSTR:
         return decode_int_or_string(sub, f, obj);
     default: /* T_STRING */

@@ -151,30 +151,14 @@ static void print_triggers(const json_t *obj, const target *t, const char *name,
 /* Whether trigger entry e (any selector form) updates the container called name. */
 static bool same_container(const json_t *obj, const target *t, const json_t *e, const char *name)
 {
-    json_t *one = json_pack("{s:s, s:{s:{s:s}}, s:O}", "kind", t->kind, "metadata",
-                            "annotations", SW_TRIGGERS_ANNOTATION, "", "spec",
-                            json_object_get(obj, "spec"));
-    json_t *list = json_pack("[O]", e);
-    char *text = json_dumps(list, JSON_COMPACT);
-    json_object_set_new(sw_json_at(one, "metadata.annotations"), SW_TRIGGERS_ANNOTATION,
-                        json_string(text ? text : "[]"));
-    free(text);
-    json_decref(list);
-    sw_trigger *ts = NULL;
-    size_t n = 0;
-    bool same = false;
-    if (sw_triggers_parse(one, &ts, &n) == 0 && n == 1 && !ts[0].init) {
-        long at = sw_trigger_container(one, &ts[0]);
-        const char *p = sw_podspec_path(t->kind);
-        char path[96];
-        snprintf(path, sizeof(path), "%s.containers", p);
-        same = at >= 0 &&
-               sw_str_eq(sw_json_str_at(json_array_get(sw_json_at(one, path), (size_t)at), "name"),
-                         name);
-    }
-    sw_free(ts);
-    json_decref(one);
-    return same;
+    sw_trigger tr;
+    char path[96];
+    if (sw_trigger_parse_entry(e, 0, t->kind, NULL, &tr) != 1 || tr.init)
+        return false;
+    long at = sw_trigger_container(obj, &tr);
+    snprintf(path, sizeof(path), "%s.containers", sw_podspec_path(t->kind));
+    return at >= 0 &&
+           sw_str_eq(sw_json_str_at(json_array_get(sw_json_at(obj, path), (size_t)at), "name"), name);
 }
 
 /* The new trigger list: o applied to list (which it consumes). */

@@ -148,8 +148,9 @@ static int64_t surge(const json_t *d, int64_t replicas)
     return (replicas * pct + 99) / 100;
 }
 
-/* The ReplicaSets the Deployment controls (the list holds new references). */
-static int owned_sets(sw_deploy_controller *dc, const json_t *d, json_t **out)
+/* The objects of res (ReplicaSets, ControllerRevisions) that d controls, listed by d's selector
+ * (they carry its labels); the list holds new references. */
+static int owned(sw_deploy_controller *dc, const sw_resource *res, const json_t *d, json_t **out)
 {
     sw_buf sel = SW_BUF_INIT(4096);
     const char *k;
@@ -159,21 +160,21 @@ static int owned_sets(sw_deploy_controller *dc, const json_t *d, json_t **out)
                       json_string_value(v) ?: "");
     int error = sw_buf_error(&sel);
     if (error == 0)
-        error = sw_client_list(dc->client, &sw_res_replicasets, sw_json_str_at(d, "metadata.namespace"),
+        error = sw_client_list(dc->client, res, sw_json_str_at(d, "metadata.namespace"),
                                *sw_buf_cstr(&sel) ? sw_buf_cstr(&sel) : NULL, &list);
     sw_buf_dispose(&sel);
     *out = json_array();
     size_t i;
-    json_t *rs;
+    json_t *item;
     const char *uid = sw_json_str_at(d, "metadata.uid");
-    json_array_foreach(json_object_get(list, "items"), i, rs)
+    json_array_foreach(json_object_get(list, "items"), i, item)
     {
         size_t j;
         json_t *ref;
-        json_array_foreach(sw_json_at(rs, "metadata.ownerReferences"), j, ref)
+        json_array_foreach(sw_json_at(item, "metadata.ownerReferences"), j, ref)
         {
             if (sw_json_bool_at(ref, "controller") && sw_str_eq(sw_json_str_at(ref, "uid"), uid))
-                json_array_append(*out, rs);
+                json_array_append(*out, item);
         }
     }
     json_decref(list);
@@ -362,7 +363,7 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
     int error = sw_client_get(dc->client, &sw_res_deployments, ns, name, &d);
     if (error < 0 || sw_json_at(d, "metadata.deletionTimestamp"))
         goto done;
-    if ((error = owned_sets(dc, d, &sets)) < 0)
+    if ((error = owned(dc, &sw_res_replicasets, d, &sets)) < 0)
         goto done;
     bool paused = sw_json_bool_at(d, "spec.paused");
     carry = copied_annotations(d);
@@ -460,27 +461,6 @@ done:
 
 /* ---- StatefulSets and DaemonSets: ControllerRevisions ---- */
 
-/* The ControllerRevisions res's object d controls. */
-static int owned_revisions(sw_deploy_controller *dc, const json_t *d, json_t **out)
-{
-    json_t *list = NULL;
-    int error = sw_client_list(dc->client, &sw_res_controllerrevisions,
-                               sw_json_str_at(d, "metadata.namespace"), NULL, &list);
-    *out = json_array();
-    size_t i, j;
-    json_t *cr, *ref;
-    const char *uid = sw_json_str_at(d, "metadata.uid");
-    json_array_foreach(json_object_get(list, "items"), i, cr)
-    {
-        json_array_foreach(sw_json_at(cr, "metadata.ownerReferences"), j, ref)
-        {
-            if (sw_json_bool_at(ref, "controller") && sw_str_eq(sw_json_str_at(ref, "uid"), uid))
-                json_array_append(*out, cr);
-        }
-    }
-    json_decref(list);
-    return error;
-}
 
 /* The revision of d's current template (found or made, newest revision when reused): its name
  * into name. kube stores the template as a strategic merge patch that replaces it. */
@@ -488,7 +468,7 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
                             char *name, size_t n)
 {
     json_t *revs = NULL, *hit = NULL;
-    int error = owned_revisions(dc, d, &revs);
+    int error = owned(dc, &sw_res_controllerrevisions, d, &revs);
     int64_t max = 0;
     size_t i;
     json_t *cr;

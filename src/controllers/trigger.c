@@ -103,8 +103,8 @@ static int parse_field_path(const char *kind, const char *fp, sw_trigger *t)
     return 1;
 }
 
-static int parse_one(const json_t *e, size_t i, const char *kind, const char *obj_ns,
-                     sw_trigger *t)
+int sw_trigger_parse_entry(const json_t *e, size_t i, const char *kind, const char *obj_ns,
+                           sw_trigger *t)
 {
     const json_t *from = json_object_get(e, "from");
     const char *fk = sw_json_str_at(from, "kind"), *name = sw_json_str_at(from, "name");
@@ -159,7 +159,7 @@ int sw_triggers_parse(const json_t *obj, sw_trigger **out, size_t *n)
     int error = 0;
     json_array_foreach(list, i, e)
     {
-        int r = parse_one(e, i, kind, sw_json_str_at(obj, "metadata.namespace"), &ts[count]);
+        int r = sw_trigger_parse_entry(e, i, kind, sw_json_str_at(obj, "metadata.namespace"), &ts[count]);
         if (r < 0) {
             error = r;
             break;

@@ -61,6 +61,12 @@ typedef struct sw_trigger {
  * duplicate fieldPaths. */
 int sw_triggers_parse(const json_t *obj, sw_trigger **out, size_t *n);
 
+/* One entry (number i, for messages) of the annotation of a kind object in namespace obj_ns:
+ * 1 parsed into t, 0 under another kind's pod spec (skipped), SW_EINVALID as
+ * sw_triggers_parse says. */
+int sw_trigger_parse_entry(const json_t *e, size_t i, const char *kind, const char *obj_ns,
+                           sw_trigger *t);
+
 /* The index of the container t selects in obj (of kind obj["kind"]), in its containers or
  * initContainers list, or -1 when there is none. */
 long sw_trigger_container(const json_t *obj, const sw_trigger *t);

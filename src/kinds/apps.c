@@ -86,17 +86,17 @@ static void available_cell(const json_t *obj, sw_buf *out)
     sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.availableReplicas", 0));
 }
 
-static void desired_cell(const json_t *obj, sw_buf *out)
+void sw_workload_desired_cell(const json_t *obj, sw_buf *out)
 {
     sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "spec.replicas", 1));
 }
 
-static void current_cell(const json_t *obj, sw_buf *out)
+void sw_workload_current_cell(const json_t *obj, sw_buf *out)
 {
     sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.replicas", 0));
 }
 
-static void ready_n_cell(const json_t *obj, sw_buf *out)
+void sw_workload_ready_cell(const json_t *obj, sw_buf *out)
 {
     sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.readyReplicas", 0));
 }
@@ -201,9 +201,9 @@ static int rs_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
 }
 
 static const sw_column rs_columns[] = {
-    {"Desired", "integer", "Desired replicas", 0, desired_cell},
-    {"Current", "integer", "Current replicas", 0, current_cell},
-    {"Ready", "integer", "Ready replicas", 0, ready_n_cell},
+    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell},
+    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell},
+    {"Ready", "integer", "Ready replicas", 0, sw_workload_ready_cell},
     {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };

@@ -166,25 +166,10 @@ static int rc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
     return sw_podtemplate_validate(sw_json_at(obj, "spec.template"), "spec.template", always);
 }
 
-static void rc_desired(const json_t *obj, sw_buf *out)
-{
-    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "spec.replicas", 1));
-}
-
-static void rc_current(const json_t *obj, sw_buf *out)
-{
-    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.replicas", 0));
-}
-
-static void rc_ready(const json_t *obj, sw_buf *out)
-{
-    sw_buf_printf(out, "%lld", (long long)sw_json_int_or(obj, "status.readyReplicas", 0));
-}
-
 static const sw_column rc_columns[] = {
-    {"Desired", "integer", "Desired replicas", 0, rc_desired},
-    {"Current", "integer", "Current replicas", 0, rc_current},
-    {"Ready", "integer", "Ready replicas", 0, rc_ready},
+    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell},
+    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell},
+    {"Ready", "integer", "Ready replicas", 0, sw_workload_ready_cell},
     {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
     {"Images", "string", "The template's images", 1, sw_workload_images_cell},
 };

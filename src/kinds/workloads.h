@@ -15,5 +15,10 @@ extern const sw_kind sw_kind_pod, sw_kind_replicationcontroller; /* v1 */
  * comma-separated (kubectl's -o wide CONTAINERS and IMAGES). */
 void sw_workload_containers_cell(const json_t *obj, sw_buf *out);
 void sw_workload_images_cell(const json_t *obj, sw_buf *out);
+/* spec.replicas (default 1), status.replicas and status.readyReplicas (kubectl's DESIRED,
+ * CURRENT and READY of ReplicaSets and ReplicationControllers). */
+void sw_workload_desired_cell(const json_t *obj, sw_buf *out);
+void sw_workload_current_cell(const json_t *obj, sw_buf *out);
+void sw_workload_ready_cell(const json_t *obj, sw_buf *out);
 
 #endif

@@ -43,8 +43,8 @@ expect_eq "defaults: strategy, progress deadline, pull policy, protocol" \
     "$(jp deploy/web '{.spec.strategy.type} {.spec.strategy.rollingUpdate.maxSurge} {.spec.progressDeadlineSeconds} {.spec.template.spec.containers[0].imagePullPolicy} {.spec.template.spec.containers[0].ports[0].protocol}')"
 expect_eq "status as if every pod were ready" "3 3 3 3" \
     "$(jp deploy/web '{.status.replicas} {.status.updatedReplicas} {.status.readyReplicas} {.status.availableReplicas}')"
-expect_eq "conditions" "Available=True Progressing=NewReplicaSetAvailable" \
-    "$(jp deploy/web '{range .status.conditions[*]}{.type}={.status}{" "}{end}' | sed 's/ $//;s/Progressing=True/Progressing=NewReplicaSetAvailable/')"
+expect_eq "conditions" "Available=True/MinimumReplicasAvailable Progressing=True/NewReplicaSetAvailable " \
+    "$(jp deploy/web '{range .status.conditions[*]}{.type}={.status}/{.reason}{" "}{end}')"
 RS1=$(k get rs -l app=web -o jsonpath='{.items[0].metadata.name}')
 expect_match "one ReplicaSet <name>-<hash>" '^web-[bcdfghjklmnpqrstvwxz2456789]+$' "$RS1"
 expect_eq "its revision, replicas and owner" "1 3 Deployment true" \
