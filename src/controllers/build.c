@@ -907,16 +907,6 @@ static int record_trigger(sw_build_controller *ctl, const json_t *config, const 
     return error;
 }
 
-/* Whether two pull specs name the same image: by digest when both have one (a registry alias or
- * an `external` tag reaching the same image is the same image), else as strings. */
-static bool same_image(const char *a, const char *b)
-{
-    const char *da = a ? strrchr(a, '@') : NULL, *db = b ? strrchr(b, '@') : NULL;
-    if (da && db)
-        return !strcmp(da, db);
-    return sw_str_eq(a, b);
-}
-
 /* One ImageChange trigger: a build when the tag's image differs from the last one triggered. */
 static int image_trigger(sw_build_controller *ctl, const json_t *config, const json_t *trigger,
                          bool *fired)
@@ -928,8 +918,8 @@ static int image_trigger(sw_build_controller *ctl, const json_t *config, const j
     char *image = tag_image(ctl, ns, name);
     const json_t *seen = trigger_status(config, from);
     int error = 0;
-    if (!image || same_image(sw_json_str_at(seen, "lastTriggeredImageID"), image) ||
-        same_image(sw_json_str_at(trigger, "imageChange.lastTriggeredImageID"), image))
+    if (!image || sw_ref_same_image(sw_json_str_at(seen, "lastTriggeredImageID"), image) ||
+        sw_ref_same_image(sw_json_str_at(trigger, "imageChange.lastTriggeredImageID"), image))
         goto done;
     json_t *req = json_pack("{s:[{s:s, s:{s:s, s:{s:s, s:s, s:s}}}], s:{s:s, s:s}}", "triggeredBy",
                             "message", "Image change", "imageChangeBuild", "imageID", image,

@@ -13,6 +13,7 @@
 #include "kinds/build.h"
 #include "kinds/imagestream.h"
 #include "kinds/managedimage.h"
+#include "registry/ref.h"
 #include "registry/dockercfg.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -128,15 +129,6 @@ static void mem_forget(sw_mi_controller *m, const char *key)
 static const char *ann(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(sw_json_at(obj, "metadata.annotations"), key));
-}
-
-/* The digest part of "repo@sha256:..." (or the string itself when it is a digest), or "". */
-static const char *digest_of(const char *ref)
-{
-    const char *at = ref ? strrchr(ref, '@') : NULL;
-    if (at)
-        return at + 1;
-    return ref && sw_str_prefix(ref, "sha256:") ? ref : "";
 }
 
 static json_t *owner_ref(const json_t *mi)
@@ -267,7 +259,7 @@ static void verify(rec *r)
     if (!img || !*img)
         return;
     mem_str(r->m, r->key, "missing", missing, sizeof(missing));
-    if (sw_str_eq(missing, digest_of(img)))
+    if (sw_str_eq(missing, sw_ref_digest_of(img)))
         return; /* known gone: a rebuild is on its way */
     int64_t interval = sw_mi_verify_interval(r->mi) * 1000, now = sw_time_mono_ms();
     int64_t last = mem_int(r->m, r->key, "verified");
@@ -282,7 +274,7 @@ static void verify(rec *r)
     }
     int error = head(r, img, OUTPUT_SECRET, NULL);
     if (error == SW_ENOTFOUND) {
-        mem_set(r->m, r->key, "missing", json_string(digest_of(img)));
+        mem_set(r->m, r->key, "missing", json_string(sw_ref_digest_of(img)));
         event(r, "Warning", "ImageMissing", "the image %s is gone from the registry: rebuilding",
               img);
     } else if (error < 0) {
@@ -306,7 +298,7 @@ static int put_tag(rec *r, const char *img)
     json_t *ism = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:{s:{s:s}, s:s}}", "apiVersion",
                             "image.openshift.io/v1", "kind", "ImageStreamMapping", "metadata",
                             "name", r->stream, "namespace", r->ns, "tag", r->tag, "image",
-                            "metadata", "name", digest_of(img), "dockerImageReference", img);
+                            "metadata", "name", sw_ref_digest_of(img), "dockerImageReference", img);
     int error = sw_client_create(r->m->client, &sw_res_imagestreammappings, r->ns, ism, NULL);
     json_decref(ism);
     return error;
@@ -443,7 +435,7 @@ static int ensure_stream(rec *r)
     const json_t *st = sw_imagestream_status_tag(s, r->tag);
     const json_t *cond = json_array_get(json_object_get(st, "conditions"), 0);
     if (img && sw_str_eq(sw_json_str_at(cond, "reason"), "NotFound") &&
-        strstr(sw_json_str_at(cond, "message") ?: "", digest_of(img)))
+        strstr(sw_json_str_at(cond, "message") ?: "", sw_ref_digest_of(img)))
         r->verify_now = true;
     r->stream_obj = s;
     return 0;
@@ -457,11 +449,11 @@ static void check_tag(rec *r, bool building)
     if (!r->stream_obj || !img || !*img || building || !same_repository(r, img))
         return;
     mem_str(r->m, r->key, "missing", missing, sizeof(missing));
-    if (sw_str_eq(missing, digest_of(img)))
+    if (sw_str_eq(missing, sw_ref_digest_of(img)))
         return;
     const json_t *st = sw_imagestream_status_tag(r->stream_obj, r->tag);
     const char *now = sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image");
-    if (sw_str_eq(now, digest_of(img)))
+    if (sw_str_eq(now, sw_ref_digest_of(img)))
         return;
     /* the cache may be behind the builder's own ImageStreamMapping: ask the server */
     json_t *fresh = NULL;
@@ -469,7 +461,7 @@ static void check_tag(rec *r, bool building)
         return;
     st = sw_imagestream_status_tag(fresh, r->tag);
     now = sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image");
-    if (!sw_str_eq(now, digest_of(img)) && put_tag(r, img) == 0)
+    if (!sw_str_eq(now, sw_ref_digest_of(img)) && put_tag(r, img) == 0)
         event(r, "Normal", "Reverted", "ImageStream %s: tag %s pointed at %s; put back %s",
               r->stream, r->tag, now ? now : "nothing", img);
     json_decref(fresh);
@@ -579,7 +571,7 @@ static void resolve_base(rec *r, char out[80])
         sw_strlcpy(out, at ? at + 1 : "", 80);
     } else if (sw_str_eq(kind, "DockerImage")) {
         if (strchr(name, '@')) {
-            sw_strlcpy(out, digest_of(name), 80);
+            sw_strlcpy(out, sw_ref_digest_of(name), 80);
             return;
         }
         int64_t interval = sw_mi_verify_interval(r->mi) * 1000, now = sw_time_mono_ms();
@@ -667,7 +659,7 @@ static void build_inputs(const json_t *b, inputs *in)
     const char *rev = ann(b, SW_MI_ANN_REVISION);
     sw_strlcpy(in->spec_hash, ann(b, SW_MI_ANN_SPEC_HASH) ?: "", sizeof(in->spec_hash));
     /* what the build resolved and used wins over what it was started for */
-    sw_strlcpy(in->base, from && strchr(from, '@') ? digest_of(from) : base ?: "",
+    sw_strlcpy(in->base, from && strchr(from, '@') ? sw_ref_digest_of(from) : base ?: "",
                sizeof(in->base));
     if (!rev || !*rev)
         rev = sw_json_str_at(b, "spec.revision.git.commit");
@@ -690,7 +682,7 @@ static void status_inputs(const json_t *status, inputs *in)
 {
     const json_t *i = json_object_get(status, "inputs");
     sw_strlcpy(in->spec_hash, sw_json_str_at(i, "specHash") ?: "", sizeof(in->spec_hash));
-    sw_strlcpy(in->base, digest_of(sw_json_str_at(i, "baseImage")), sizeof(in->base));
+    sw_strlcpy(in->base, sw_ref_digest_of(sw_json_str_at(i, "baseImage")), sizeof(in->base));
     sw_strlcpy(in->rev, sw_json_str_at(i, "sourceRevision") ?: "", sizeof(in->rev));
 }
 
@@ -859,7 +851,7 @@ static int decide(rec *r)
     const char *img = sw_json_str_at(r->status, "latestImage");
     char missing[80];
     mem_str(r->m, r->key, "missing", missing, sizeof(missing));
-    bool gone = img && *img && sw_str_eq(missing, digest_of(img));
+    bool gone = img && *img && sw_str_eq(missing, sw_ref_digest_of(img));
     const char *why = !img || !*img ? "NotBuilt" : gone ? "ImageMissing" : changed(&have, &now);
 
     if (gone) {

@@ -188,12 +188,6 @@ int sw_triggers_parse(const json_t *obj, sw_trigger **out, size_t *n)
 
 /* ---- applying ---- */
 
-static const char *digest_of(const char *ref)
-{
-    const char *at = ref ? strrchr(ref, '@') : NULL;
-    return at ? at + 1 : "";
-}
-
 /* The container list t's path selects from. */
 static json_t *container_list(const json_t *obj, const sw_trigger *t)
 {
@@ -226,7 +220,7 @@ int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image, char *
     if (!json_is_object(c))
         return sw_error_set(SW_EINVALID, "no such container: %.300s", t->field_path);
     const char *now = sw_json_str_at(c, "image");
-    if (sw_str_eq(digest_of(now), digest_of(image)) && *digest_of(image))
+    if (*sw_ref_digest_of(image) && sw_str_eq(sw_ref_digest_of(now), sw_ref_digest_of(image)))
         return 0; /* the same image, whatever its repository is called here */
     if (old)
         sw_strlcpy(old, now ? now : "", n);
@@ -238,21 +232,10 @@ int sw_trigger_apply(json_t *obj, const sw_trigger *t, const char *image, char *
  * image yet (the trigger waits, as OpenShift's does). */
 static bool resolve(sw_trigger_controller *tc, const sw_trigger *t, char *out, size_t n)
 {
-    char key[520], spec[1024];
+    char key[520];
     snprintf(key, sizeof(key), "%s/%s", t->ns, t->stream);
     json_t *s = sw_informer_get(tc->streams, key);
-    const json_t *head =
-        json_array_get(json_object_get(sw_imagestream_status_tag(s, t->tag), "items"), 0);
-    const char *digest = sw_json_str_at(head, "image");
-    bool ok = false;
-    sw_ref ref;
-    if (head && digest && sw_ref_digest_valid(digest)) {
-        sw_imagestream_pull_spec(s, t->tag, head, spec, sizeof(spec));
-        if (sw_ref_parse(spec, &ref) == 0) {
-            snprintf(out, n, "%s/%s@%s", ref.registry, ref.repository, digest);
-            ok = true;
-        }
-    }
+    bool ok = s && sw_imagestream_tag_image(s, t->tag, out, n);
     json_decref(s);
     return ok;
 }

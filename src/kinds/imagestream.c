@@ -618,6 +618,22 @@ void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_
         sw_strlcpy(out, ref ? ref : "", n);
 }
 
+bool sw_imagestream_tag_image(const json_t *stream, const char *tag, char *out, size_t n)
+{
+    const json_t *head =
+        json_array_get(json_object_get(sw_imagestream_status_tag(stream, tag), "items"), 0);
+    const char *digest = sw_json_str_at(head, "image");
+    char spec[1024];
+    sw_ref ref;
+    if (!head || !sw_ref_digest_valid(digest))
+        return false;
+    sw_imagestream_pull_spec(stream, tag, head, spec, sizeof(spec));
+    if (sw_ref_parse(spec, &ref) < 0)
+        return false;
+    snprintf(out, n, "%s/%s@%s", ref.registry, ref.repository, digest);
+    return true;
+}
+
 int sw_imagestream_split_tag_name(const char *name, char *stream, size_t sn, char *tag, size_t tn)
 {
     const char *colon = strchr(name, ':');

@@ -24,6 +24,10 @@ bool sw_imagestream_update_tracking_tags(json_t *stream, const char *tag);
  * repository by digest; Source: the event's dockerImageReference). */
 void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_t *event,
                               char *out, size_t n);
+/* The image tag `tag` of stream points at now, as "<registry>/<repository>@<digest>" (the
+ * repository of its pull spec under the tag's referencePolicy, the digest of its newest event):
+ * what image triggers write. false when the tag has no image with a valid digest yet. */
+bool sw_imagestream_tag_image(const json_t *stream, const char *tag, char *out, size_t n);
 /* Splits "<stream>:<tag>" (SW_EBADREQUEST when malformed). */
 int sw_imagestream_split_tag_name(const char *name, char *stream, size_t sn, char *tag, size_t tn);
 

@@ -57,6 +57,22 @@ bool sw_ref_digest_valid(const char *d)
     return hex[64] == '\0';
 }
 
+const char *sw_ref_digest_of(const char *ref)
+{
+    const char *at = ref ? strrchr(ref, '@') : NULL;
+    if (at)
+        return at + 1;
+    return ref && !strncmp(ref, "sha256:", 7) ? ref : "";
+}
+
+bool sw_ref_same_image(const char *a, const char *b)
+{
+    const char *da = sw_ref_digest_of(a), *db = sw_ref_digest_of(b);
+    if (*da && *db)
+        return !strcmp(da, db);
+    return sw_str_eq(a, b);
+}
+
 static bool tag_valid_n(const char *s, size_t n)
 {
     if (n == 0 || n > SW_REF_TAG_MAX || !is_word(s[0]))

@@ -34,6 +34,14 @@ const char *sw_ref_endpoint(const sw_ref *r);
  * slipway verifies). */
 bool sw_ref_digest_valid(const char *d);
 
+/* The digest part of a pull spec ("repo@sha256:..." → "sha256:..."), the string itself when it
+ * is a bare "sha256:..." digest, else "" (never NULL; ref may be NULL). */
+const char *sw_ref_digest_of(const char *ref);
+
+/* Whether two pull specs name the same image: by digest when both carry one (a registry alias
+ * or an `external` tag reaching the same image is the same image), else as strings. */
+bool sw_ref_same_image(const char *a, const char *b);
+
 /* True if s is a valid tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}. */
 bool sw_ref_tag_valid(const char *s);
 
