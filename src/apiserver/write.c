@@ -335,11 +335,16 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
             json_object_del(obj, "spec");
     }
     if (k->has_status) {
+        json_t *sent = json_incref(json_object_get(obj, "status"));
         json_t *st = json_object_get(old, "status");
         if (st)
-            json_object_set(obj, "status", st);
+            json_object_set_new(obj, "status",
+                                k->carry_status ? json_deep_copy(st) : json_incref(st));
         else
             json_object_del(obj, "status");
+        if (k->carry_status)
+            k->carry_status(obj, sent, old);
+        json_decref(sent);
     }
     if (k->prepare_update && (error = k->prepare_update(&api->kctx, obj, old)) < 0)
         return error;

@@ -36,6 +36,9 @@ const sw_resource sw_res_builds = {"build.openshift.io", "v1", "builds", true};
 const sw_resource sw_res_buildconfigs = {"build.openshift.io", "v1", "buildconfigs", true};
 const sw_resource sw_res_managedimages = {"image.slipway.dev", "v1alpha1", "managedimages", true};
 const sw_resource sw_res_pods = {"", "v1", "pods", true};
+const sw_resource sw_res_replicationcontrollers = {"", "v1", "replicationcontrollers", true};
+const sw_resource sw_res_deploymentconfigs = {"apps.openshift.io", "v1", "deploymentconfigs",
+                                              true};
 const sw_resource sw_res_deployments = {"apps", "v1", "deployments", true};
 const sw_resource sw_res_replicasets = {"apps", "v1", "replicasets", true};
 const sw_resource sw_res_statefulsets = {"apps", "v1", "statefulsets", true};
@@ -925,6 +928,31 @@ int sw_client_list(sw_client *c, const sw_resource *r, const char *ns, const cha
 {
     sw_list_opts o = {.label_selector = label_selector};
     return sw_client_list_opts(c, r, ns, &o, out);
+}
+
+int sw_client_list_controlled(sw_client *c, const sw_resource *r, const char *ns,
+                              const char *label_selector, const char *owner_uid, json_t **out)
+{
+    json_t *list = NULL;
+    int error = sw_client_list(c, r, ns, label_selector, &list);
+    *out = json_array();
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(list, "items"), i, item)
+    {
+        size_t j;
+        json_t *ref;
+        json_array_foreach(sw_json_at(item, "metadata.ownerReferences"), j, ref)
+        {
+            if (sw_json_bool_at(ref, "controller") &&
+                sw_str_eq(sw_json_str_at(ref, "uid"), owner_uid)) {
+                json_array_append(*out, item);
+                break;
+            }
+        }
+    }
+    json_decref(list);
+    return error;
 }
 
 /* ---- cancellation ---- */

@@ -38,6 +38,8 @@ extern const sw_resource sw_res_imagestreamtags, sw_res_imagestreamimages,
 extern const sw_resource sw_res_builds, sw_res_buildconfigs; /* build.openshift.io/v1 */
 extern const sw_resource sw_res_managedimages; /* image.slipway.dev/v1alpha1 managedimages */
 extern const sw_resource sw_res_pods;          /* v1 pods */
+extern const sw_resource sw_res_replicationcontrollers; /* v1 replicationcontrollers */
+extern const sw_resource sw_res_deploymentconfigs; /* apps.openshift.io/v1 deploymentconfigs */
 extern const sw_resource sw_res_deployments, sw_res_replicasets, sw_res_statefulsets,
     sw_res_daemonsets, sw_res_controllerrevisions; /* apps/v1 */
 extern const sw_resource sw_res_cronjobs;      /* batch/v1 cronjobs */
@@ -80,6 +82,10 @@ int sw_client_list(sw_client *c, const sw_resource *r, const char *ns, const cha
                    json_t **out);
 int sw_client_list_opts(sw_client *c, const sw_resource *r, const char *ns,
                         const sw_list_opts *opts, json_t **out);
+/* The objects of r in ns matching label_selector (may be NULL) whose controller ownerReference
+ * has uid owner_uid: a new array of new references (empty, never NULL, on an error too). */
+int sw_client_list_controlled(sw_client *c, const sw_resource *r, const char *ns,
+                              const char *label_selector, const char *owner_uid, json_t **out);
 /* Gets one listed item (borrowed, as are the page and its metadata); 0 goes on, a negative
  * SW_E* code stops the list with it. */
 typedef int (*sw_client_item_fn)(const json_t *page, json_t *item, void *payload);

@@ -11,6 +11,7 @@
 #include "kinds/imagestream.h"
 #include "kinds/podspec.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -37,12 +38,14 @@ static const struct {
      {&sw_res_daemonsets, "DaemonSet", "daemonset.apps"}},
     {{"cronjob", "cronjobs", "cj", "cronjob.batch"}, {&sw_res_cronjobs, "CronJob", "cronjob.batch"}},
     {{"pod", "pods", "po", NULL}, {&sw_res_pods, "Pod", "pod"}},
+    {{"dc", "deploymentconfig", "deploymentconfigs", "deploymentconfig.apps.openshift.io"},
+     {&sw_res_deploymentconfigs, "DeploymentConfig", "deploymentconfig.apps.openshift.io"}},
 };
 
 typedef struct opts {
     const char *from;       /* --from-image STREAM:TAG */
     const char *containers; /* -c a,b */
-    bool manual, autom, remove, remove_all;
+    bool manual, autom, remove, remove_all, config;
 } opts;
 
 static int find_target(const char *arg, const target **t, const char **name)
@@ -60,7 +63,7 @@ static int find_target(const char *arg, const target **t, const char **name)
             }
     return sw_error_set(SW_EINVALID,
                         "image triggers are set on deployments, statefulsets, daemonsets, "
-                        "cronjobs and pods, not \"%.*s\"",
+                        "cronjobs, pods and deploymentconfigs, not \"%.*s\"",
                         (int)len, arg);
 }
 
@@ -216,11 +219,118 @@ static json_t *edit(json_t *list, const json_t *obj, const target *t, const opts
     return out;
 }
 
+/* ---- DeploymentConfigs: spec.triggers ---- */
+
+static void print_dc_triggers(const char *name, const json_t *dc)
+{
+    printf("NAME\tTYPE\tVALUE\tAUTO\n");
+    size_t i, n = 0;
+    json_t *t;
+    json_array_foreach(sw_json_at(dc, "spec.triggers"), i, t)
+    {
+        n++;
+        if (!sw_str_eq(sw_json_str_at(t, "type"), "ImageChange")) {
+            printf("deploymentconfigs/%s\tconfig\t\ttrue\n", name);
+            continue;
+        }
+        sw_buf names = SW_BUF_INIT(1024);
+        size_t j;
+        json_t *c;
+        json_array_foreach(sw_json_at(t, "imageChangeParams.containerNames"), j, c)
+            sw_buf_printf(&names, "%s%s", j ? "," : "", json_string_value(c) ?: "");
+        printf("deploymentconfigs/%s\timage\t%s (%s)\t%s\n", name,
+               sw_json_str_at(t, "imageChangeParams.from.name") ?: "", sw_buf_cstr(&names),
+               sw_json_bool_at(t, "imageChangeParams.automatic") ? "true" : "false");
+        sw_buf_dispose(&names);
+    }
+    if (!n)
+        printf("deploymentconfigs/%s\t<none>\t\t\n", name);
+}
+
+/* Whether ImageChange trigger t names one of the containers in names. */
+static bool names_any(const json_t *t, const json_t *names)
+{
+    size_t i, j;
+    json_t *a, *b;
+    json_array_foreach(sw_json_at(t, "imageChangeParams.containerNames"), i, a)
+        json_array_foreach(names, j, b) if (json_equal(a, b)) return true;
+    return false;
+}
+
+/* The new spec.triggers of dc: o applied. */
+static int edit_dc(json_t *dc, const opts *o)
+{
+    json_t *names = NULL;
+    int error = 0;
+    if (o->from && (error = containers_of(dc, "DeploymentConfig", o->containers, &names)) < 0)
+        return error;
+    json_t *out = json_array();
+    size_t i;
+    json_t *t;
+    bool has_config = false;
+    json_array_foreach(o->remove_all ? NULL : sw_json_at(dc, "spec.triggers"), i, t)
+    {
+        bool image = sw_str_eq(sw_json_str_at(t, "type"), "ImageChange");
+        if (!image) {
+            has_config = true;
+            if (o->config && o->remove)
+                continue;
+        } else if (o->from && (names_any(t, names) ||
+                               sw_str_eq(sw_json_str_at(t, "imageChangeParams.from.name"), o->from))) {
+            continue; /* replaced (or removed) below */
+        }
+        json_t *copy = json_deep_copy(t);
+        if (image && !o->from && (o->manual || o->autom))
+            json_object_set_new(sw_json_obj_path(copy, "imageChangeParams"), "automatic",
+                                json_boolean(o->autom));
+        json_array_append_new(out, copy);
+    }
+    if (o->config && !o->remove && !has_config)
+        json_array_append_new(out, json_pack("{s:s}", "type", "ConfigChange"));
+    if (o->from && !o->remove)
+        json_array_append_new(out, json_pack("{s:s, s:{s:b, s:O, s:{s:s, s:s}}}", "type",
+                                             "ImageChange", "imageChangeParams", "automatic",
+                                             !o->manual, "containerNames", names, "from", "kind",
+                                             "ImageStreamTag", "name", o->from));
+    json_object_set_new(sw_json_obj_path(dc, "spec"), "triggers", out);
+    json_decref(names);
+    return 0;
+}
+
+static int set_dc_triggers(sw_cli *cli, const target *t, const char *name, const opts *o)
+{
+    int error = 0;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        json_t *dc = NULL;
+        if ((error = sw_client_get(cli->client, t->res, cli->ns, name, &dc)) < 0)
+            break;
+        if (!o->from && !o->manual && !o->autom && !o->remove && !o->remove_all && !o->config) {
+            print_dc_triggers(name, dc);
+            json_decref(dc);
+            return 0;
+        }
+        if ((error = edit_dc(dc, o)) == 0)
+            error = sw_client_update(cli->client, t->res, cli->ns, dc, NULL);
+        json_decref(dc);
+        if (error == 0)
+            printf("%s/%s triggers updated\n", t->printed, name);
+        if (error != SW_ECONFLICT)
+            break;
+    }
+    return error;
+}
+
 static int set_triggers(sw_cli *cli, const opts *o)
 {
     const target *t = NULL;
     const char *name = NULL;
     int error = find_target(cli->args[0], &t, &name);
+    if (error == 0 && t->res == &sw_res_deploymentconfigs)
+        return set_dc_triggers(cli, t, name, o);
+    if (error == 0 && o->config)
+        return sw_error_set(SW_EINVALID, "--from-config is for deploymentconfigs (on %ss, "
+                                         "pause the rollout instead: kubectl rollout pause)",
+                            t->kind);
     for (int attempt = 0; error == 0 && attempt < 5; attempt++) {
         json_t *obj = NULL;
         if ((error = sw_client_get(cli->client, t->res, cli->ns, name, &obj)) < 0)
@@ -277,21 +387,27 @@ static int set_triggers_cmd(int argc, char **argv)
         {"remove", 0, SW_CLI_BOOL, &o.remove, NULL, "Remove the triggers --from-image names.",
          NULL},
         {"remove-all", 0, SW_CLI_BOOL, &o.remove_all, NULL, "Remove every image trigger.", NULL},
+        {"from-config", 0, SW_CLI_BOOL, &o.config, NULL,
+         "A DeploymentConfig's ConfigChange trigger (with --remove: take it away).", NULL},
     };
     const sw_cli_command cmd = {
         .name = "set triggers",
-        .usage = "KIND/NAME [--from-image=STREAM:TAG [-c CONTAINER]] [--manual|--auto] "
-                 "[--remove|--remove-all]",
+        .usage = "KIND/NAME [--from-image=STREAM:TAG [-c CONTAINER]] [--from-config] "
+                 "[--manual|--auto] [--remove|--remove-all]",
         .summary = "List or change the image triggers of a workload, as `oc set triggers` does.\n"
                    "\n"
-                   "KIND is deployment, statefulset, daemonset, cronjob or pod. A trigger sets a\n"
-                   "container's image to the tag's image (repo@sha256:...) whenever the tag's\n"
-                   "digest changes, and never when only a tag name does (docs/workloads.md).\n"
-                   "Without an action the triggers are listed.",
+                   "KIND is deployment, statefulset, daemonset, cronjob, pod or dc. A trigger\n"
+                   "sets a container's image to the tag's image (repo@sha256:...) whenever the\n"
+                   "tag's digest changes, and never when only a tag name does\n"
+                   "(docs/workloads.md). On a DeploymentConfig the triggers are its\n"
+                   "spec.triggers, and --from-config adds its ConfigChange trigger. Without an\n"
+                   "action the triggers are listed.",
         .examples = "  slipway set triggers deploy/web\n"
                     "  slipway set triggers deploy/web --from-image=web:latest -c app\n"
                     "  slipway set triggers deploy/web --manual\n"
-                    "  slipway set triggers deploy/web --from-image=web:latest --remove\n",
+                    "  slipway set triggers deploy/web --from-image=web:latest --remove\n"
+                    "  slipway set triggers dc/web --from-image=web:latest -c app\n"
+                    "  slipway set triggers dc/web --from-config --remove\n",
         .flags = flags,
         .nflags = sizeof(flags) / sizeof(flags[0]),
     };
@@ -305,8 +421,11 @@ static int set_triggers_cmd(int argc, char **argv)
         error = sw_error_set(SW_EINVALID, "--manual and --auto cannot both be given");
     else if (o.remove && o.remove_all)
         error = sw_error_set(SW_EINVALID, "--remove and --remove-all cannot both be given");
-    else if (o.remove && !o.from)
-        error = sw_error_set(SW_EINVALID, "--remove needs --from-image (or use --remove-all)");
+    else if (o.remove && !o.from && !o.config)
+        error = sw_error_set(SW_EINVALID,
+                             "--remove needs --from-image or --from-config (or use --remove-all)");
+    else if (o.config && o.from)
+        error = sw_error_set(SW_EINVALID, "--from-config and --from-image cannot both be given");
     else if (o.containers && !o.from)
         error = sw_error_set(SW_EINVALID, "-c/--containers needs --from-image");
     else if (o.from && sw_imagestream_split_tag_name(o.from, stream, sizeof(stream), tag,

@@ -7,6 +7,7 @@
 #include "controllers/deployment.h"
 
 #include "client/informer.h"
+#include "controllers/deploymentconfig.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -33,6 +34,7 @@ struct sw_deploy_controller {
      * slipway's), when they take no more handlers, and the garbage collector's discovery adds
      * its own to the shared lean ones at any time */
     sw_informer *deployments, *sets, *statefulsets, *daemonsets;
+    sw_dc_controller *configs; /* DeploymentConfigs (deploymentconfig.h) */
 };
 
 /* ---- pure helpers ---- */
@@ -154,30 +156,18 @@ static int owned(sw_deploy_controller *dc, const sw_resource *res, const json_t 
 {
     sw_buf sel = SW_BUF_INIT(4096);
     const char *k;
-    json_t *v, *list = NULL;
+    json_t *v;
     json_object_foreach(sw_json_at(d, "spec.selector.matchLabels"), k, v)
         sw_buf_printf(&sel, "%s%s=%s", *sw_buf_cstr(&sel) ? "," : "", k,
                       json_string_value(v) ?: "");
     int error = sw_buf_error(&sel);
     if (error == 0)
-        error = sw_client_list(dc->client, res, sw_json_str_at(d, "metadata.namespace"),
-                               *sw_buf_cstr(&sel) ? sw_buf_cstr(&sel) : NULL, &list);
+        error = sw_client_list_controlled(dc->client, res, sw_json_str_at(d, "metadata.namespace"),
+                                          *sw_buf_cstr(&sel) ? sw_buf_cstr(&sel) : NULL,
+                                          sw_json_str_at(d, "metadata.uid"), out);
+    else
+        *out = json_array();
     sw_buf_dispose(&sel);
-    *out = json_array();
-    size_t i;
-    json_t *item;
-    const char *uid = sw_json_str_at(d, "metadata.uid");
-    json_array_foreach(json_object_get(list, "items"), i, item)
-    {
-        size_t j;
-        json_t *ref;
-        json_array_foreach(sw_json_at(item, "metadata.ownerReferences"), j, ref)
-        {
-            if (sw_json_bool_at(ref, "controller") && sw_str_eq(sw_json_str_at(ref, "uid"), uid))
-                json_array_append(*out, item);
-        }
-    }
-    json_decref(list);
     return error;
 }
 
@@ -702,6 +692,8 @@ int sw_deploy_controller_new(sw_deploy_controller **out, sw_client *c, sw_inform
         error = sw_informer_start(dc->statefulsets);
     if (error == 0)
         error = sw_informer_start(dc->daemonsets);
+    if (error == 0)
+        error = sw_dc_controller_new(&dc->configs, c);
     if (error < 0) {
         sw_deploy_controller_free(dc);
         return error;
@@ -718,6 +710,7 @@ void sw_deploy_controller_free(sw_deploy_controller *dc)
     sw_informer_stop(dc->sets);
     sw_informer_stop(dc->statefulsets);
     sw_informer_stop(dc->daemonsets);
+    sw_dc_controller_free(dc->configs);
     sw_controller_free(dc->loop);
     sw_informer_free(dc->deployments);
     sw_informer_free(dc->sets);

@@ -8,7 +8,8 @@
  * work unchanged. A paused Deployment gets no new ReplicaSet. StatefulSets and DaemonSets get
  * one ControllerRevision per template (kube's name, labels and data, the revision numbers,
  * pruning) and the status that rollout status|history|undo read, a DaemonSet as on a cluster of
- * one node.
+ * one node. DeploymentConfigs get theirs from deploymentconfig.h's controller, which this one
+ * starts and stops.
  *
  * It runs only against slipway's own server (in the default controller set it waits for the
  * server to say so, like the garbage collector): on a cluster the real controllers do this.

@@ -20,18 +20,7 @@
 
 static int parse_request(const sw_subreq *r, json_t **out)
 {
-    if (!r->body_len) {
-        *out = json_object();
-        return 0;
-    }
-    if (r->body_len > MAX_REQUEST)
-        return sw_error_set(SW_ELIMIT, "a BuildRequest is at most %d bytes", MAX_REQUEST);
-    int error = sw_json_parse(r->body, r->body_len, SW_JSON_MAX_DEPTH, 0, out);
-    if (error == 0 && !json_is_object(*out)) {
-        json_decref(*out);
-        return sw_error_set(SW_EBADREQUEST, "a BuildRequest must be a JSON object");
-    }
-    return error;
+    return sw_subreq_json(r, "a BuildRequest", MAX_REQUEST, out);
 }
 
 /* Sets name=value in an env list (replacing an existing entry). */

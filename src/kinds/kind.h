@@ -152,6 +152,10 @@ struct sw_kind {
     int (*prepare_create)(const sw_kind_ctx *ctx, json_t *obj);
     /* Main-resource update (spec); generation was already bumped by the generic rule. */
     int (*prepare_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
+    /* A main-resource update of a kind with a status keeps the old status; this may then take
+     * fields of the status the client sent (sent may be NULL) into obj's (DeploymentConfig's
+     * legacy latestVersion bump). Runs before prepare_update. */
+    void (*carry_status)(json_t *obj, const json_t *sent, const json_t *old);
     /* Status update: obj is old with the new status copied in. */
     int (*prepare_status_update)(const sw_kind_ctx *ctx, json_t *obj, const json_t *old);
     /* Admission with access to other objects, after prepare_create / prepare_update of a
@@ -213,6 +217,11 @@ const sw_schema *sw_kind_schema(const sw_kind *k);
  * ..." (or "Required value") otherwise; prefix may be NULL. */
 int sw_kind_check_enum(const json_t *obj, const char *prefix, const char *path,
                        const char *const *set, bool required);
+
+/* The JSON object a custom subresource was POSTed (what names it in messages: "a
+ * BuildRequest"): {} for an empty body, SW_ELIMIT past max bytes, SW_EBADREQUEST when it is not
+ * a JSON object. */
+int sw_subreq_json(const sw_subreq *r, const char *what, size_t max, json_t **out);
 
 /* Table cell helpers shared by kinds. */
 void sw_column_str(const json_t *obj, const char *path, sw_buf *out);

@@ -17,7 +17,7 @@ extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_ki
     sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build, sw_kind_managedimage,
     sw_kind_pod, sw_kind_replicationcontroller, sw_kind_deployment, sw_kind_replicaset,
     sw_kind_statefulset, sw_kind_daemonset, sw_kind_controllerrevision, sw_kind_job,
-    sw_kind_cronjob;
+    sw_kind_cronjob, sw_kind_deploymentconfig;
 
 static const sw_kind *const table[] = {
     &sw_kind_namespace,          &sw_kind_secret,
@@ -32,7 +32,7 @@ static const sw_kind *const table[] = {
     &sw_kind_imagestreamtag,     &sw_kind_imagestreamimage,
     &sw_kind_imagestreammapping, &sw_kind_imagestreamimport,
     &sw_kind_buildconfig,        &sw_kind_build,
-    &sw_kind_managedimage,
+    &sw_kind_managedimage,       &sw_kind_deploymentconfig,
 };
 #define NKINDS (sizeof(table) / sizeof(table[0]))
 
@@ -122,4 +122,22 @@ void sw_column_str(const json_t *obj, const char *path, sw_buf *out)
 {
     const char *s = sw_json_str_at(obj, path);
     sw_buf_puts(out, s && *s ? s : "<none>");
+}
+
+int sw_subreq_json(const sw_subreq *r, const char *what, size_t max, json_t **out)
+{
+    *out = NULL;
+    if (!r->body_len) {
+        *out = json_object();
+        return 0;
+    }
+    if (r->body_len > max)
+        return sw_error_set(SW_ELIMIT, "%s is at most %zu bytes", what, max);
+    int error = sw_json_parse(r->body, r->body_len, SW_JSON_MAX_DEPTH, 0, out);
+    if (error == 0 && !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return sw_error_set(SW_EBADREQUEST, "%s must be a JSON object", what);
+    }
+    return error;
 }

@@ -143,20 +143,9 @@ static int rc_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
 static int rc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *old)
 {
     static const char *const always[] = {"Always", NULL};
-    const json_t *sel = sw_json_at(obj, "spec.selector");
-    const json_t *labels = sw_json_at(obj, "spec.template.metadata.labels");
-    if (!json_object_size(sel))
-        return sw_error_set(SW_EINVALID, "spec.selector: Required value");
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)sel, k, v)
-    {
-        if (!sw_json_same(json_object_get(labels, k), v))
-            return sw_error_set(SW_EINVALID,
-                                "spec.template.metadata.labels: Invalid value: "
-                                "map[string]string{...}: `selector` does not match template "
-                                "`labels`");
-    }
+    int error = sw_podspec_check_map_selector(obj);
+    if (error < 0)
+        return error;
     int64_t r;
     if (sw_json_int_at(obj, "spec.replicas", &r) && r < 0)
         return sw_error_set(SW_EINVALID,

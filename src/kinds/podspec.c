@@ -158,6 +158,25 @@ int sw_podspec_check_selector(const json_t *obj)
     return 0;
 }
 
+int sw_podspec_check_map_selector(const json_t *obj)
+{
+    const json_t *sel = sw_json_at(obj, "spec.selector");
+    const json_t *labels = sw_json_at(obj, "spec.template.metadata.labels");
+    if (!json_object_size(sel))
+        return sw_error_set(SW_EINVALID, "spec.selector: Required value");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)sel, k, v)
+    {
+        if (!sw_json_same(json_object_get(labels, k), v))
+            return sw_error_set(SW_EINVALID,
+                                "spec.template.metadata.labels: Invalid value: "
+                                "map[string]string{...}: `selector` does not match template "
+                                "`labels`");
+    }
+    return 0;
+}
+
 const char *sw_podspec_path(const char *kind)
 {
     if (sw_str_eq(kind, "Pod"))
@@ -166,7 +185,8 @@ const char *sw_podspec_path(const char *kind)
         return "spec.jobTemplate.spec.template.spec";
     if (sw_str_eq(kind, "Deployment") || sw_str_eq(kind, "StatefulSet") ||
         sw_str_eq(kind, "DaemonSet") || sw_str_eq(kind, "ReplicaSet") ||
-        sw_str_eq(kind, "Job") || sw_str_eq(kind, "ReplicationController"))
+        sw_str_eq(kind, "Job") || sw_str_eq(kind, "ReplicationController") ||
+        sw_str_eq(kind, "DeploymentConfig"))
         return "spec.template.spec";
     return NULL;
 }

@@ -67,6 +67,9 @@ int sw_podtemplate_validate(const json_t *tmpl, const char *field,
  * template `labels``). */
 int sw_podspec_check_selector(const json_t *obj);
 
+/* The same for the plain map selector of ReplicationControllers and DeploymentConfigs. */
+int sw_podspec_check_map_selector(const json_t *obj);
+
 /* The path of the PodSpec inside obj for its kind ("spec" for a Pod, "spec.template.spec",
  * "spec.jobTemplate.spec.template.spec" for a CronJob), or NULL for a kind without one. */
 const char *sw_podspec_path(const char *kind);

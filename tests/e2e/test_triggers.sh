@@ -17,6 +17,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/registry.sh
 . "$SW_TESTS/lib/registry.sh"
+# shellcheck source=seed.sh
+. "$SW_TESTS/e2e/seed.sh"
 
 START=$(date +%s)
 sw_with_registry
@@ -53,21 +55,6 @@ image()
 gen() { kc get -n "$NS" "$1" "$2" -o jsonpath='{.metadata.generation}'; }
 digest() { reg_digest "$REG/$1"; }
 
-# stream NAME REPO VERSION [SCHEDULED]: VERSION imported from $REG/REPO:VERSION, latest follows it.
-stream()
-{
-    apply "apiVersion: image.openshift.io/v1
-kind: ImageStream
-metadata: {name: $1}
-spec:
-  tags:
-  - name: \"$3\"
-    from: {kind: DockerImage, name: \"$REG/$2:$3\"}
-    importPolicy: {scheduled: ${4:-true}, insecure: true}
-  - name: latest
-    from: {kind: ImageStreamTag, name: \"$3\"}"
-}
-
 # deploy NAME STREAM [PAUSED]: a Deployment with one container "redis" triggered on STREAM:latest.
 deploy()
 {
@@ -89,23 +76,13 @@ spec:
 
 # ---- the images and streams ----
 
-reg_build_image backend amd64
-reg_push backend "$REG/lib/backend-redis:2.7"
-reg_build_image sysredis amd64
-reg_push sysredis "$REG/lib/system-redis:2.7"
-reg_build_image mysql amd64
-reg_push mysql "$REG/lib/mysql:8.0"
-DB=$(digest lib/backend-redis:2.7)
-DS=$(digest lib/system-redis:2.7)
-DM=$(digest lib/mysql:8.0)
+seed_images
 
 deploy backend backend-redis
 deploy system system-redis
 deploy db system-mysql
 deploy still backend-redis paused
-stream backend-redis lib/backend-redis 2.7
-stream system-redis lib/system-redis 2.7
-stream system-mysql lib/mysql 8.0 false
+seed_streams
 
 # ---- 1. the first import rolls each out once, to the digest form ----
 
@@ -127,22 +104,7 @@ expect_eq "the record's fields" "Deployment apps/v1 $NS redis placeholder:1 Imag
 
 # ---- 2. a re-tag onto the same digest rolls out nothing ----
 
-reg_push backend "$REG/lib/backend-redis:2.7.1"
-apply "apiVersion: image.openshift.io/v1
-kind: ImageStream
-metadata: {name: backend-redis}
-spec:
-  tags:
-  - name: \"2.7\"
-    from: {kind: DockerImage, name: \"$REG/lib/backend-redis:2.7\"}
-    importPolicy: {scheduled: true, insecure: true}
-  - name: \"2.7.1\"
-    from: {kind: DockerImage, name: \"$REG/lib/backend-redis:2.7.1\"}
-    importPolicy: {scheduled: true, insecure: true}
-  - name: latest
-    from: {kind: ImageStreamTag, name: \"2.7.1\"}"
-latest_ref() { kc get is -n "$NS" "$1" -o jsonpath='{.status.tags[?(@.tag=="latest")].items[0].dockerImageReference}'; }
-wait_for "latest follows 2.7.1" 20 is_eq "2.7.1" kc get is -n "$NS" backend-redis -o jsonpath='{.spec.tags[?(@.name=="latest")].from.name}'
+seed_retag
 sleep 3
 expect_eq "re-tagging the same digest: no rollout" 2 "$(gen deploy backend)"
 
@@ -179,20 +141,7 @@ expect_eq "db: exactly one more rollout" 3 "$(gen deploy db)"
 
 # ---- 5. an external tag at the same digest under another host name: nothing ----
 
-apply "apiVersion: image.openshift.io/v1
-kind: ImageStream
-metadata: {name: system-redis}
-spec:
-  tags:
-  - name: \"2.7\"
-    from: {kind: DockerImage, name: \"$REG/lib/system-redis:2.7\"}
-    importPolicy: {scheduled: true, insecure: true}
-  - name: external
-    from: {kind: DockerImage, name: \"$ALIAS/lib/system-redis:2.7\"}
-    importPolicy: {insecure: true}
-  - name: latest
-    from: {kind: ImageStreamTag, name: external}"
-wait_for "latest now shows the alias's pull spec" 20 is_eq "$ALIAS/lib/system-redis@$DS2" latest_ref system-redis
+seed_external "$DS2"
 sleep 3
 expect_eq "the same digest under another host name: no rollout" 3 "$(gen deploy system)"
 expect_eq "the image stays as it was" "$REG/lib/system-redis@$DS2" "$(image deploy system)"
