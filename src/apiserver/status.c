@@ -52,6 +52,13 @@ void sw_response_json(sw_response *resp, int status, const json_t *body)
 
 /* Invalid: "<Kind>.<group> \"<name>\" is invalid: <field>: <detail>" with one cause naming the
  * field, which is what kubectl prints. */
+/* The causes kept with the current error, when message is (a clean copy of) its message. */
+static const json_t *causes_of(const char *message)
+{
+    const json_t *c = sw_error_causes();
+    return c && json_is_array(c) && sw_str_eq(message, sw_error_msg()) ? c : NULL;
+}
+
 static json_t *invalid_status(const char *message, const sw_kind *kind, const char *name)
 {
     char full[1600], field[256] = "";
@@ -63,14 +70,20 @@ static json_t *invalid_status(const char *message, const sw_kind *kind, const ch
     }
     snprintf(full, sizeof(full), "%s%s%s \"%s\" is invalid: %s", kind->kind,
              kind->group[0] ? "." : "", kind->group, name, message);
-    json_t *cause = json_pack("{s:s, s:s}", "reason", "FieldValueInvalid", "message",
-                              field[0] ? colon + 2 : message);
-    if (field[0])
-        json_object_set_new(cause, "field", json_string(field));
-    return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:[o]}, s:i}", "kind",
+    /* the causes the error came with (several fields at once), else the one its message names */
+    const json_t *kept = causes_of(message);
+    json_t *causes = kept ? json_deep_copy(kept) : json_array();
+    if (!kept) {
+        json_t *cause = json_pack("{s:s, s:s}", "reason", "FieldValueInvalid", "message",
+                                  field[0] ? colon + 2 : message);
+        if (field[0])
+            json_object_set_new(cause, "field", json_string(field));
+        json_array_append_new(causes, cause);
+    }
+    return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:o}, s:i}", "kind",
                      "Status", "apiVersion", "v1", "metadata", "status", "Failure", "message", full,
                      "reason", "Invalid", "details", "name", name, "group", kind->group, "kind",
-                     kind->kind, "causes", cause, "code", 422);
+                     kind->kind, "causes", causes, "code", 422);
 }
 
 static json_t *status_of(int code, const char *message, const sw_kind *kind, const char *name);

@@ -97,7 +97,8 @@ static int validate_node(const json_t *node, struct path *p)
                             where);
     const char *key;
     json_t *child;
-    json_object_foreach((json_t *)node, key, child) {
+    json_object_foreach((json_t *)node, key, child)
+    {
         size_t old = path_push_key(p, key);
         int error = validate_node(child, p);
         path_pop(p, old);
@@ -172,37 +173,16 @@ void sw_schema_free(sw_schema *schema)
 
 struct check_ctx {
     struct path path;
-    bool type_error;   /* a type mismatch was reported; stop walking */
-    size_t nunknown;   /* unknown fields recorded so far */
-    sw_buf unknown;    /* "unknown field \"a\", unknown field \"b\"" */
+    bool type_error; /* a type mismatch was reported; stop walking */
+    size_t nunknown; /* unknown fields recorded so far */
+    sw_buf unknown;  /* "unknown field \"a\", unknown field \"b\"" */
 };
-
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    default:
-        return "null";
-    }
-}
 
 static void type_mismatch(struct check_ctx *c, const char *expected, const json_t *got)
 {
     c->type_error = true;
     sw_error_set(SW_EBADREQUEST, "%s: expected %s, got %s", c->path.len ? c->path.s : "<root>",
-                 expected, type_name(got));
+                 expected, sw_json_type_name(got));
 }
 
 static void note_unknown(struct check_ctx *c)
@@ -225,7 +205,8 @@ static void check_map(struct check_ctx *c, const json_t *v)
         type_mismatch(c, "object", v);
         return;
     }
-    json_object_foreach((json_t *)v, key, child) {
+    json_object_foreach((json_t *)v, key, child)
+    {
         if (json_is_null(child) || json_is_string(child))
             continue;
         path_push(&c->path, "[%s]", key);
@@ -276,7 +257,8 @@ static void check_struct(struct check_ctx *c, const json_t *schema, const json_t
         type_mismatch(c, "object", v);
         return;
     }
-    json_object_foreach((json_t *)v, key, child) {
+    json_object_foreach((json_t *)v, key, child)
+    {
         const json_t *field = json_object_get(schema, key);
         size_t old = path_push_key(&c->path, key);
         if (field)
@@ -308,7 +290,7 @@ int sw_schema_check(const sw_schema *schema, const json_t *obj)
         return 0;
     if (!json_is_object(obj))
         return sw_error_set(SW_EBADREQUEST, "expected a JSON object, got %s",
-                            obj ? type_name(obj) : "nothing");
+                            obj ? sw_json_type_name(obj) : "nothing");
     struct check_ctx c = {.unknown = SW_BUF_INIT(4096)};
     check_struct(&c, schema->root, obj);
     if (c.type_error)
@@ -329,7 +311,8 @@ static size_t prune_struct(const json_t *schema, json_t *v, int depth)
     const char *key;
     json_t *child;
     void *tmp;
-    json_object_foreach_safe(v, tmp, key, child) {
+    json_object_foreach_safe(v, tmp, key, child)
+    {
         const json_t *field = json_object_get(schema, key);
         if (!field) {
             json_object_del(v, key);
@@ -425,8 +408,9 @@ json_t *sw_schema_openapi(const sw_schema *schema, const char *group, const char
         json_t *props = json_object_get(o, "properties");
         describe(props, "apiVersion",
                  "APIVersion defines the versioned schema of this representation of an object.");
-        describe(props, "kind", "Kind is a string value representing the REST resource this "
-                                "object represents.");
+        describe(props, "kind",
+                 "Kind is a string value representing the REST resource this "
+                 "object represents.");
         describe(props, "metadata", "Standard object's metadata.");
     } else {
         o = openapi_leaf("any");

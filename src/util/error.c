@@ -2,14 +2,56 @@
 #include "util/error.h"
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 static _Thread_local char msg[1024];
 static _Thread_local int last_code;
+static _Thread_local void *details;
+static _Thread_local void (*details_release)(void *);
+
+static void drop_details(void)
+{
+    if (details && details_release)
+        details_release(details);
+    details = NULL;
+    details_release = NULL;
+}
+
+/* Details still attached when a thread ends are released then (a key whose destructor runs in
+ * the ending thread, while its thread-locals are still there). */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *unused)
+{
+    (void)unused;
+    drop_details();
+}
+
+static void exit_key_init(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
+
+void sw_error_attach(void *d, void (*release)(void *))
+{
+    drop_details();
+    details = d;
+    details_release = release;
+    pthread_once(&exit_once, exit_key_init);
+    pthread_setspecific(exit_key, (void *)1);
+}
+
+void *sw_error_details(void)
+{
+    return details;
+}
 
 int sw_error_set(int code, const char *fmt, ...)
 {
+    drop_details();
     /* Formatted aside first: callers may wrap the current message ("x: %s", sw_error_msg()). */
     char tmp[sizeof(msg)];
     va_list ap;
@@ -33,6 +75,7 @@ int sw_error_code(void)
 
 void sw_error_clear(void)
 {
+    drop_details();
     msg[0] = '\0';
     last_code = 0;
 }

@@ -30,6 +30,12 @@ const char *sw_error_msg(void);
 int sw_error_code(void);
 void sw_error_clear(void);
 
+/* Structured details kept with the current error (Kubernetes' details.causes, util/json.h
+ * sw_error_set_causes): attach takes details and release frees it; the next sw_error_set or
+ * sw_error_clear releases it. NULL when the current error has none. */
+void sw_error_attach(void *details, void (*release)(void *details));
+void *sw_error_details(void);
+
 int sw_error_http_status(int code);
 const char *sw_error_reason(int code);
 

@@ -217,3 +217,47 @@ bool sw_json_same(const json_t *a, const json_t *b)
         b = NULL;
     return (!a && !b) || (a && b && json_equal(a, b));
 }
+
+static void release_json(void *v)
+{
+    json_decref(v);
+}
+
+int sw_error_set_causes(int code, json_t *causes, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    sw_error_set(code, "%s", text);
+    if (causes)
+        sw_error_attach(causes, release_json);
+    return code;
+}
+
+const json_t *sw_error_causes(void)
+{
+    return sw_error_details();
+}
+
+const char *sw_json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    default:
+        return "null";
+    }
+}

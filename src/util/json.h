@@ -30,6 +30,8 @@ const char *sw_json_str_at(const json_t *root, const char *path); /* NULL unless
 /* json_equal where a missing value (NULL) and JSON null are equal to each other: jansson's
  * json_equal(NULL, NULL) is false, which makes "nothing changed" look like a change. */
 bool sw_json_same(const json_t *a, const json_t *b);
+/* "object", "array", "string", "integer", "number" (a real), "boolean" or "null". */
+const char *sw_json_type_name(const json_t *v);
 bool sw_json_int_at(const json_t *root, const char *path, int64_t *out);
 /* The integer at path, or dflt when there is none. */
 int64_t sw_json_int_or(const json_t *root, const char *path, int64_t dflt);
@@ -42,5 +44,12 @@ void sw_json_del_path(json_t *root, const char *path);
 /* obj[key] = value (stolen) unless obj has a non-null key already (then value is freed): a
  * server-side default. */
 void sw_json_default(json_t *obj, const char *key, json_t *value);
+
+/* sw_error_set, with Kubernetes' details.causes kept alongside (causes: a JSON array of
+ * {"reason","message","field"}, taken): the 422 Status of the error carries them. */
+int sw_error_set_causes(int code, json_t *causes, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The causes kept with the current error (borrowed), or NULL. */
+const json_t *sw_error_causes(void);
 
 #endif
