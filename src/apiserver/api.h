@@ -87,18 +87,25 @@ void sw_api_objects_free(sw_objects *o);
 void sw_discovery_handle(sw_api *api, const sw_request *req, sw_response *resp);
 void sw_openapi_handle(sw_api *api, const sw_request *req, sw_response *resp);
 void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp);
+/* Whether path names a served resource (a kind, an object, a subresource): what is not gets 404
+ * before its body is looked at. */
+bool sw_rest_routes(const char *path);
 bool sw_discovery_matches(const char *path);
 bool sw_openapi_matches(const char *path);
 
 int sw_api_bootstrap(sw_api *api);
 
 /* Object helpers shared by rest.c, watch.c and table.c. */
-/* Store key of an object: /<group|core>/<plural>/[<ns>/]<name>; prefix when name is NULL. */
+/* Store key of an object: /<group|core>/<plural>/[<ns>/]<name>; prefix when name is NULL. Keys
+ * of valid objects always fit SW_API_KEY_MAX bytes (group 253, plural 63, namespace 63, name
+ * 253); a longer key is cut, so give it a buffer of that size. */
+#define SW_API_KEY_MAX 768
 void sw_api_key(const sw_kind *k, const char *ns, const char *name, char *out, size_t n);
 /* Parses a stored value into an object with resourceVersion set and the kind's decorations. */
 int sw_api_decode(sw_api *api, const sw_kind *k, const char *value, size_t len, int64_t rev,
                   json_t **out);
 /* The kind a store key belongs to (NULL if none). */
+/* The kind a store key belongs to (referenced: sw_kind_release it), or NULL. */
 const sw_kind *sw_api_kind_of_key(const char *key);
 
 /* Wants a Table rendering (Accept has as=Table)? */

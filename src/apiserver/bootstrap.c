@@ -1,9 +1,11 @@
 /* bootstrap: objects that exist from the first start, as on a Kubernetes cluster: the default,
- * kube-system and kube-public namespaces. */
+ * kube-system and kube-public namespaces; and the kinds of the stored CRDs, registered before
+ * the server serves. */
 #include "apiserver/api.h"
 
 #include "apiserver/object.h"
 #include "kinds/core.h"
+#include "kinds/crd.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -35,5 +37,8 @@ int sw_api_bootstrap(sw_api *api)
         if (error < 0 && error != SW_EEXISTS)
             return error;
     }
+    sw_objects *o = sw_api_objects_new(api);
+    sw_crd_register_all(&api->kctx, o);
+    sw_api_objects_free(o);
     return 0;
 }

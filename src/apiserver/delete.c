@@ -44,13 +44,14 @@ static int opts_from_body(const sw_request *req, sw_delete_opts *o)
     }
     const char *kind = sw_json_str_at(body, "kind");
     if (kind && *kind && strcmp(kind, "DeleteOptions")) {
-        error = sw_error_set(SW_EBADREQUEST, "the body of a DELETE must be DeleteOptions, not %.64s",
-                             kind);
+        error = sw_error_set(SW_EBADREQUEST,
+                             "the body of a DELETE must be DeleteOptions, not %.64s", kind);
         goto done;
     }
     if ((v = json_object_get(body, "propagationPolicy")) && !json_is_null(v)) {
         if (!json_is_string(v)) {
-            error = sw_error_set(SW_EBADREQUEST, "DeleteOptions.propagationPolicy must be a string");
+            error =
+                sw_error_set(SW_EBADREQUEST, "DeleteOptions.propagationPolicy must be a string");
             goto done;
         }
         if (!(o->policy = sw_propagation_parse(json_string_value(v)))) {
@@ -60,15 +61,16 @@ static int opts_from_body(const sw_request *req, sw_delete_opts *o)
     }
     if ((v = json_object_get(body, "orphanDependents")) && !json_is_null(v)) {
         if (!json_is_boolean(v)) {
-            error = sw_error_set(SW_EBADREQUEST, "DeleteOptions.orphanDependents must be a boolean");
+            error =
+                sw_error_set(SW_EBADREQUEST, "DeleteOptions.orphanDependents must be a boolean");
             goto done;
         }
         o->orphan_dependents = json_is_true(v) ? 1 : 0;
     }
     if ((v = json_object_get(body, "gracePeriodSeconds")) && !json_is_null(v)) {
         if (!json_is_integer(v)) {
-            error = sw_error_set(SW_EBADREQUEST,
-                                 "DeleteOptions.gracePeriodSeconds must be an integer");
+            error =
+                sw_error_set(SW_EBADREQUEST, "DeleteOptions.gracePeriodSeconds must be an integer");
             goto done;
         }
         o->grace_seconds = json_integer_value(v);
@@ -219,8 +221,8 @@ static json_t *removed_status(const sw_kind *k, const json_t *obj)
 }
 
 /* Stores obj over revision cur_rev and gives it the new resourceVersion. */
-static int write_back(sw_api *api, const sw_kind *k, const char *key, json_t *obj,
-                      int64_t cur_rev, bool dry_run)
+static int write_back(sw_api *api, const sw_kind *k, const char *key, json_t *obj, int64_t cur_rev,
+                      bool dry_run)
 {
     if (dry_run)
         return 0;
@@ -260,8 +262,8 @@ static bool mark_deleting(json_t *obj)
     return changed;
 }
 
-static int check_preconditions(const sw_kind *k, const char *name, const json_t *obj,
-                               int64_t rev, const sw_delete_opts *o)
+static int check_preconditions(const sw_kind *k, const char *name, const json_t *obj, int64_t rev,
+                               const sw_delete_opts *o)
 {
     char res[160], cur[32];
     const char *uid = sw_json_str_at(obj, "metadata.uid");
@@ -307,7 +309,8 @@ static int delete_at(sw_api *api, const sw_kind *k, const char *key, const char 
     }
     json_t *meta = sw_json_obj_path(obj, "metadata");
     json_t *old = json_object_get(meta, "finalizers");
-    json_t *fin = sw_finalizers_for_delete(old, should_orphan(k, old, o), should_foreground(old, o));
+    json_t *fin =
+        sw_finalizers_for_delete(old, should_orphan(k, old, o), should_foreground(old, o));
     bool changed = !sw_finalizers_same_set(old, fin);
     if (json_array_size(fin)) {
         /* held by finalizers: marked, answered with the object */
@@ -339,7 +342,7 @@ fail:
 int sw_rest_delete_one(sw_api *api, const sw_kind *k, const char *ns, const char *name,
                        const sw_delete_opts *o, json_t **out, int *status)
 {
-    char key[600];
+    char key[SW_API_KEY_MAX];
     int error = 0;
     bool final = false;
     sw_api_key(k, ns, name, key, sizeof(key));
@@ -417,13 +420,13 @@ static int matching_names(sw_api *api, const sw_kind *k, const char *prefix, sw_
     int error = sw_store_list(api->store, &lo, &l);
     for (size_t i = 0; error == 0 && i < l.count; i++) {
         json_t *obj = NULL;
-        error = sw_api_decode(api, k, l.items[i].value, l.items[i].value_len, l.items[i].mod_rev,
-                              &obj);
+        error =
+            sw_api_decode(api, k, l.items[i].value, l.items[i].value_len, l.items[i].mod_rev, &obj);
         if (error == 0 && sw_selector_match_labels(labels, sw_json_at(obj, "metadata.labels")) &&
             sw_selector_match_fields(fields, obj))
-            json_array_append_new(
-                names, json_pack("[s,s]", sw_json_str_at(obj, "metadata.namespace") ?: "",
-                                 sw_json_str_at(obj, "metadata.name") ?: ""));
+            json_array_append_new(names, json_pack("[s,s]",
+                                                   sw_json_str_at(obj, "metadata.namespace") ?: "",
+                                                   sw_json_str_at(obj, "metadata.name") ?: ""));
         json_decref(obj);
     }
     sw_kv_list_dispose(&l);
@@ -435,7 +438,7 @@ void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_rout
 {
     sw_selector *labels = NULL, *fields = NULL;
     sw_delete_opts o;
-    char prefix[600];
+    char prefix[SW_API_KEY_MAX];
     json_t *names = json_array(), *item;
     sw_buf failures = SW_BUF_INIT(8192);
     size_t failed = 0, i;
@@ -466,8 +469,7 @@ void sw_rest_delete_collection(sw_api *api, const sw_request *req, const sw_rout
     char res[160];
     if (error == 0 && failed)
         error = sw_error_set(first, "%zu of %zu %s could not be deleted: %s%s", failed,
-                             json_array_size(names),
-                             sw_rest_resource(rt->kind, res, sizeof(res)),
+                             json_array_size(names), sw_rest_resource(rt->kind, res, sizeof(res)),
                              sw_buf_cstr(&failures), failed > FAILURES_SHOWN ? "; ..." : "");
     if (error < 0) {
         sw_response_error(resp, error, sw_error_msg(), rt->kind, NULL);

@@ -4,6 +4,7 @@
 
 #include "meta/names.h"
 #include "apiserver/objtext.h"
+#include "kinds/crd.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -23,7 +24,7 @@ void sw_api_key(const sw_kind *k, const char *ns, const char *name, char *out, s
 
 const sw_kind *sw_api_kind_of_key(const char *key)
 {
-    char group[128], plural[128];
+    char group[256], plural[128];
     const char *p = key + 1, *slash = strchr(p, '/');
     if (key[0] != '/' || !slash || (size_t)(slash - p) >= sizeof(group))
         return NULL;
@@ -62,6 +63,10 @@ int sw_api_decode(sw_api *api, const sw_kind *k, const char *value, size_t len, 
 void sw_object_decorate(sw_api *api, const sw_kind *k, json_t *obj)
 {
     char value[1024];
+    /* a custom resource reads through its current schema: pruned and defaulted (a default
+     * added later shows on old objects; nothing is written back) */
+    if (k->dynamic && sw_cr_read_normalizes(k))
+        sw_cr_normalize(k, obj, NULL);
     if (k->computed_status &&
         k->computed_status(&api->kctx, sw_json_str_at(obj, "metadata.namespace"),
                            sw_json_str_at(obj, "metadata.name"), value, sizeof(value))) {
@@ -70,7 +75,8 @@ void sw_object_decorate(sw_api *api, const sw_kind *k, json_t *obj)
         const char *key;
         json_t *v;
         json_object_set_new(next, k->computed_status_key, json_string(value));
-        json_object_foreach(status, key, v) {
+        json_object_foreach(status, key, v)
+        {
             if (strcmp(key, k->computed_status_key))
                 json_object_set(next, key, v);
         }
@@ -101,9 +107,18 @@ int sw_api_render(sw_api *api, const sw_kind *k, const char *key, const char *va
 {
     char ns[256], computed[1024];
     const char *name;
+    if (k->dynamic && sw_cr_read_normalizes(k)) {
+        /* read through the current schema (sw_object_decorate), so not spliced */
+        json_t *obj = NULL;
+        int error = sw_api_decode(api, k, value, len, rev, &obj);
+        if (error == 0)
+            error = sw_json_dump_buf(obj, out);
+        json_decref(obj);
+        return error;
+    }
     key_parts(k, key, ns, sizeof(ns), &name);
-    bool has = k->computed_status &&
-               k->computed_status(&api->kctx, ns, name, computed, sizeof(computed));
+    bool has =
+        k->computed_status && k->computed_status(&api->kctx, ns, name, computed, sizeof(computed));
     return sw_objtext_render(value, len, rev, has ? k->computed_status_key : NULL, computed, out);
 }
 
@@ -190,14 +205,16 @@ void sw_object_bump_generation(const sw_kind *k, json_t *obj, const json_t *old)
     const char *key;
     json_t *v;
     bool changed = false;
-    json_object_foreach(obj, key, v) {
+    json_object_foreach(obj, key, v)
+    {
         if (!strcmp(key, "metadata") || !strcmp(key, "status") || !strcmp(key, "apiVersion") ||
             !strcmp(key, "kind"))
             continue;
         if (!json_equal(v, json_object_get(old, key)))
             changed = true;
     }
-    json_object_foreach((json_t *)old, key, v) {
+    json_object_foreach((json_t *)old, key, v)
+    {
         if (strcmp(key, "metadata") && strcmp(key, "status") && !json_object_get(obj, key))
             changed = true;
     }

@@ -1,10 +1,13 @@
 /* openapi: the minimal OpenAPI v3 that kubectl needs to validate on the server side
  * (k8s-api-compat.md §1.5): an index of group-versions, and per group-version a document whose
  * PATCH operations carry the GVK and the fieldValidation parameter, plus component schemas
- * generated from each kind's strict schema (for kubectl explain). v2 is answered 404. */
+ * generated from each kind's strict schema, or a CRD's own (for kubectl explain). v2 is answered
+ * 404. */
 #include "apiserver/api.h"
 
+#include "kinds/crd.h"
 #include "meta/schema.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -22,10 +25,10 @@ bool sw_openapi_matches(const char *path)
 static json_t *index_doc(void)
 {
     size_t n;
-    const sw_kind *const *kinds = sw_kinds_all(&n);
+    const sw_kind **kinds = sw_kinds_list(&n);
     json_t *paths = json_object();
     for (size_t i = 0; i < n; i++) {
-        char key[160], url[256];
+        char key[320], url[420];
         if (kinds[i]->group[0])
             snprintf(key, sizeof(key), "apis/%s/%s", kinds[i]->group, kinds[i]->version);
         else
@@ -33,7 +36,39 @@ static json_t *index_doc(void)
         snprintf(url, sizeof(url), "/openapi/v3/%s?hash=%s", key, OPENAPI_HASH);
         json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
     }
+    sw_kinds_list_free(kinds, n);
     return json_pack("{s:o}", "paths", paths);
+}
+
+/* The patch media types the kind accepts (no strategic merge patch for custom resources). */
+static json_t *patch_body(const sw_kind *k)
+{
+    json_t *content = json_object();
+    if (!k->dynamic)
+        json_object_set_new(content, "application/strategic-merge-patch+json", json_object());
+    json_object_set_new(content, "application/merge-patch+json", json_object());
+    json_object_set_new(content, "application/json-patch+json", json_object());
+    json_object_set_new(content, "application/apply-patch+yaml", json_object());
+    return json_pack("{s:o}", "content", content);
+}
+
+/* A schema's name: the group reversed, as kube-apiserver names them ("com.example.stable.v1.
+ * CronTab"); the core group is "core". */
+static void schema_name(const sw_kind *k, char *out, size_t n)
+{
+    sw_buf b = SW_BUF_INIT(400);
+    const char *g = k->group;
+    if (!g[0])
+        sw_buf_puts(&b, "core");
+    for (const char *end = g + strlen(g); end > g;) {
+        const char *dot = end;
+        while (dot > g && dot[-1] != '.')
+            dot--;
+        sw_buf_printf(&b, "%s%.*s", b.len ? "." : "", (int)(end - dot), dot);
+        end = dot > g ? dot - 1 : g;
+    }
+    snprintf(out, n, "%s.%s.%s", sw_buf_cstr(&b), k->version, k->kind);
+    sw_buf_dispose(&b);
 }
 
 static json_t *operation(const sw_kind *k)
@@ -47,27 +82,31 @@ static json_t *operation(const sw_kind *k)
 static json_t *gv_doc(const char *group, const char *version)
 {
     size_t n;
-    const sw_kind *const *kinds = sw_kinds_all(&n);
+    const sw_kind **kinds = sw_kinds_list(&n);
     json_t *paths = json_object(), *schemas = json_object();
     for (size_t i = 0; i < n; i++) {
         const sw_kind *k = kinds[i];
         if (strcmp(k->group, group) || strcmp(k->version, version))
             continue;
-        char path[300], base[160], sname[200];
+        char path[480], base[320], sname[400];
         if (k->group[0])
             snprintf(base, sizeof(base), "/apis/%s/%s", k->group, k->version);
         else
             snprintf(base, sizeof(base), "/api/%s", k->version);
         snprintf(path, sizeof(path), "%s%s/%s/{name}", base,
                  k->namespaced ? "/namespaces/{namespace}" : "", k->plural);
-        json_object_set_new(paths, path,
-                            json_pack("{s:o, s:o, s:o}", "get", operation(k), "put", operation(k),
-                                      "patch", operation(k)));
-        snprintf(sname, sizeof(sname), "%s.%s.%s", k->group[0] ? k->group : "core", k->version,
-                 k->kind);
-        json_object_set_new(schemas, sname,
-                            sw_schema_openapi(sw_kind_schema(k), k->group, k->version, k->kind));
+        json_t *patch = operation(k);
+        json_object_set_new(patch, "requestBody", patch_body(k));
+        json_object_set_new(
+            paths, path,
+            json_pack("{s:o, s:o, s:o}", "get", operation(k), "put", operation(k), "patch", patch));
+        schema_name(k, sname, sizeof(sname));
+        json_object_set_new(
+            schemas, sname,
+            k->dynamic ? sw_cr_openapi(k)
+                       : sw_schema_openapi(sw_kind_schema(k), k->group, k->version, k->kind));
     }
+    sw_kinds_list_free(kinds, n);
     if (json_object_size(paths) == 0) {
         json_decref(paths);
         json_decref(schemas);

@@ -99,8 +99,21 @@ static int rest_of_path(sw_route *rt, char **segs, size_t from, size_t n)
     return 0;
 }
 
-/* Fills rt from /api/v1/... or /apis/<g>/<v>/...; SW_ENOTFOUND when nothing matches. */
+static int route_inner(const char *path, sw_route *rt);
+
+/* Fills rt from /api/v1/... or /apis/<g>/<v>/...; SW_ENOTFOUND when nothing matches. On success
+ * rt->kind is a reference (sw_kind_release it). */
 static int route(const char *path, sw_route *rt)
+{
+    int error = route_inner(path, rt);
+    if (error < 0) {
+        sw_kind_release(rt->kind);
+        rt->kind = NULL;
+    }
+    return error;
+}
+
+static int route_inner(const char *path, sw_route *rt)
 {
     char buf[1024], *segs[MAX_SEGS];
     if (sw_strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
@@ -121,7 +134,9 @@ static int route(const char *path, sw_route *rt)
     }
     if (n - i >= 3 && !strcmp(segs[i], "namespaces")) {
         const sw_kind *k = sw_kinds_find(group, version, segs[i + 2]);
-        if (k && k->namespaced) {
+        bool namespaced = k && k->namespaced;
+        sw_kind_release(k);
+        if (namespaced) {
             rt->has_ns = true;
             if (!copy_seg(rt->ns, sizeof(rt->ns), segs[i + 1]))
                 return SW_ENOTFOUND;
@@ -152,6 +167,14 @@ static int route(const char *path, sw_route *rt)
     if (!strcmp(rt->sub, "finalize") && strcmp(rt->kind->kind, "Namespace"))
         return SW_ENOTFOUND;
     return 0;
+}
+
+bool sw_rest_routes(const char *path)
+{
+    sw_route rt;
+    bool ok = route(path, &rt) == 0;
+    sw_kind_release(rt.kind);
+    return ok;
 }
 
 void sw_rest_reply_object(sw_response *resp, const sw_request *req, const sw_kind *k, int status,
@@ -189,10 +212,14 @@ static int namespace_state(sw_api *api, const char *ns)
     return terminating ? SW_NS_TERMINATING : SW_NS_ACTIVE;
 }
 
-/* SW_NS_* of ns, from memory when the server keeps it there. */
+/* SW_NS_* of ns, from memory when the server keeps it there. A namespace the memory does not
+ * know yet is looked up in the store, as kube-apiserver's lifecycle admission does a live
+ * lookup: a watcher may see a new namespace (and write into it) before the commit hook that
+ * feeds the memory has run. */
 static int ns_state(sw_api *api, const char *ns)
 {
-    return api->nscache ? sw_nscache_state(api->nscache, ns) : namespace_state(api, ns);
+    int state = api->nscache ? sw_nscache_state(api->nscache, ns) : SW_NS_ABSENT;
+    return state == SW_NS_ABSENT ? namespace_state(api, ns) : state;
 }
 
 int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating)
@@ -217,7 +244,7 @@ bool sw_rest_namespace_terminating(sw_api *api, const char *ns)
 
 static void rest_get(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
-    char key[600];
+    char key[SW_API_KEY_MAX];
     sw_kv kv = {0};
     json_t *obj = NULL;
     sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
@@ -335,7 +362,7 @@ static size_t collected(const list_query *q, const json_t *items)
 static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *items,
                         int64_t *rev_out, char **cont_out)
 {
-    char prefix[600];
+    char prefix[SW_API_KEY_MAX];
     sw_api_key(rt->kind, rt->has_ns ? rt->ns : NULL, NULL, prefix, sizeof(prefix));
     const char *pinned = sw_selector_field_equals(q->fields, "metadata.name");
     sw_store_list_opts o = {.prefix = prefix, .start_after = q->start, .rev = q->rev};
@@ -403,7 +430,7 @@ static int list_collect(sw_api *api, const sw_route *rt, list_query *q, json_t *
 static void list_text_reply(const sw_kind *k, int64_t rev, const char *cont, const sw_buf *items,
                             sw_response *resp)
 {
-    char av[128];
+    char av[400];
     resp->status = 200;
     sw_buf_printf(&resp->body,
                   "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
@@ -505,15 +532,23 @@ static const char *verb_of(const sw_request *req, const sw_route *rt)
     return "";
 }
 
+static void handle_routed(sw_api *api, const sw_request *req, sw_route rt, sw_response *resp);
+
 void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
 {
     sw_route rt;
-    const char *m = req->method;
     if (route(req->path, &rt) < 0) {
         sw_response_error(resp, SW_ENOTFOUND, "the server could not find the requested resource",
                           NULL, NULL);
         return;
     }
+    handle_routed(api, req, rt, resp);
+    sw_kind_release(rt.kind); /* a watch took its own reference */
+}
+
+static void handle_routed(sw_api *api, const sw_request *req, sw_route rt, sw_response *resp)
+{
+    const char *m = req->method;
     if (strcmp(m, "GET") && check_write_options(req) < 0) {
         sw_response_error(resp, SW_EBADREQUEST, sw_error_msg(), NULL, NULL);
         return;

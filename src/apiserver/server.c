@@ -199,8 +199,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, sw_response *r
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st,
                                               stream_free);
     } else {
-        r = MHD_create_response_from_buffer(resp->body.len, resp->body.ptr,
-                                            MHD_RESPMEM_MUST_COPY);
+        r = MHD_create_response_from_buffer(resp->body.len, resp->body.ptr, MHD_RESPMEM_MUST_COPY);
     }
     if (!r)
         return MHD_NO;
@@ -280,16 +279,18 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     } else if (sw_notify_matches(url)) {
         /* The registry authenticates with its own token, not the admin one. */
         sw_notify_handle(s->api->notifier, &req,
-                         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
-                         resp);
+                         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"), resp);
     } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
         health(resp);
-    } else if (protobuf_to_json(&req, &pb_json, resp) < 0) {
-        /* resp holds the 400 or 415 */
     } else if (sw_openapi_matches(url)) {
         sw_openapi_handle(s->api, &req, resp);
     } else if (sw_discovery_matches(url)) {
         sw_discovery_handle(s->api, &req, resp);
+    } else if (!sw_rest_routes(url)) { /* 404 whatever the body is, as kube-apiserver answers */
+        sw_response_error(resp, SW_ENOTFOUND, "the server could not find the requested resource",
+                          NULL, NULL);
+    } else if (protobuf_to_json(&req, &pb_json, resp) < 0) {
+        /* resp holds the 400 or 415 */
     } else {
         sw_rest_handle(s->api, &req, resp);
     }
@@ -475,8 +476,7 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
         return sw_error_set(SW_ERROR, "cannot listen on %s:%u: %s", opts->host, opts->port,
                             strerror(e));
     }
-    if (opts->compact_interval > 0 &&
-        pthread_create(&s->compactor, NULL, compactor_main, s) == 0)
+    if (opts->compact_interval > 0 && pthread_create(&s->compactor, NULL, compactor_main, s) == 0)
         s->compactor_running = true;
     *out = s;
     return 0;

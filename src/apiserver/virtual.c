@@ -24,7 +24,7 @@ static sw_api *api_of(sw_objects *o)
 
 static int obj_get(sw_objects *o, const sw_kind *k, const char *ns, const char *name, json_t **out)
 {
-    char key[600];
+    char key[SW_API_KEY_MAX];
     sw_kv kv = {0};
     sw_api_key(k, ns, name, key, sizeof(key));
     int error = sw_store_get(api_of(o)->store, key, &kv);
@@ -41,7 +41,7 @@ static int obj_get(sw_objects *o, const sw_kind *k, const char *ns, const char *
 
 static int obj_list(sw_objects *o, const sw_kind *k, const char *ns, json_t **items)
 {
-    char prefix[600];
+    char prefix[SW_API_KEY_MAX];
     sw_kv_list l = {0};
     sw_api_key(k, ns, NULL, prefix, sizeof(prefix));
     sw_store_list_opts opts = {.prefix = prefix};
@@ -110,7 +110,7 @@ static void objects_init(api_objects *ao, sw_api *api, bool dry_run)
 static void reply_list(sw_response *resp, const sw_request *req, const sw_kind *k, json_t *items,
                        sw_api *api)
 {
-    char av[128], kind[128], rv[24];
+    char av[400], kind[128], rv[24];
     snprintf(rv, sizeof(rv), "%lld", (long long)sw_store_current_revision(api->store));
     json_t *out;
     if (sw_table_wanted(req)) {
@@ -185,7 +185,8 @@ void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
 {
     api_objects ao;
     sw_subresp out = {0};
-    sw_subreq sr = {.method = req->method,
+    sw_subreq sr = {.kind = rt->kind,
+                    .method = req->method,
                     .ns = rt->has_ns ? rt->ns : NULL,
                     .name = rt->name,
                     .rest = rt->rest,

@@ -52,6 +52,7 @@ typedef struct watcher {
 static void watcher_free(void *state)
 {
     watcher *w = state;
+    sw_kind_release(w->kind);
     sw_selector_free(w->labels);
     sw_selector_free(w->fields);
     sw_buf_dispose(&w->out);
@@ -122,7 +123,7 @@ static void consider(watcher *w, sw_wevent *e)
 
 static void bookmark(watcher *w, bool initial_end)
 {
-    char av[128], rv[24];
+    char av[400], rv[24];
     snprintf(rv, sizeof(rv), "%lld", (long long)w->progress);
     json_t *obj =
         json_pack("{s:s, s:s, s:{s:s}}", "kind", w->kind->kind, "apiVersion",
@@ -305,7 +306,7 @@ static void catchup_leave(void)
  * MAX_CATCHUP of them and MAX_CATCHUP_BYTES encoded, else 410 (the client lists again). */
 static int catch_up(watcher *w, int64_t rev)
 {
-    char prefix[600];
+    char prefix[SW_API_KEY_MAX];
     sw_store_watcher *sw = NULL;
     sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
     catchup_enter();
@@ -329,7 +330,7 @@ static int catch_up(watcher *w, int64_t rev)
 /* resourceVersion unset or "0": the current state as ADDED events first. */
 static int initial_state(watcher *w)
 {
-    char prefix[600];
+    char prefix[SW_API_KEY_MAX];
     sw_kv_list l = {0};
     sw_api_key(w->kind, w->has_ns ? w->ns : NULL, NULL, prefix, sizeof(prefix));
     sw_store_list_opts o = {.prefix = prefix};
@@ -379,7 +380,7 @@ void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     const char *bm = sw_req_query(req, "allowWatchBookmarks");
     int64_t timeout = 1800;
     w->api = api;
-    w->kind = rt->kind;
+    w->kind = sw_kind_ref(rt->kind);
     w->has_ns = rt->has_ns;
     sw_strlcpy(w->ns, rt->ns, sizeof(w->ns));
     sw_buf_init(&w->out, OUT_MAX);

@@ -148,6 +148,7 @@ void sw_wevent_unref(sw_wevent *e)
     sw_free(e->key);
     sw_free(e->value);
     sw_free(e->line);
+    sw_kind_release(e->kind); /* the reference sw_api_kind_of_key took */
     sw_free(e);
 }
 

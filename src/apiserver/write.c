@@ -9,6 +9,7 @@
 #include "meta/patch.h"
 #include "meta/schema.h"
 #include "apiserver/selector.h"
+#include "kinds/crd.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -39,8 +40,38 @@ static int field_validation(const sw_request *req)
     return 1;
 }
 
+/* A custom resource: its CRD's schema prunes (unknown fields: Strict fails, Warn warns), drops
+ * nulls and defaults, in place of a strict schema. */
+static int check_cr_fields(const sw_request *req, const sw_kind *k, json_t *obj, sw_response *resp)
+{
+    int mode = field_validation(req);
+    json_t *unknown = json_array();
+    sw_cr_normalize(k, obj, unknown);
+    sw_buf list = SW_BUF_INIT(900);
+    size_t i;
+    json_t *u;
+    json_array_foreach(unknown, i, u)
+    {
+        if (i < 10)
+            sw_buf_printf(&list, "%sunknown field \"%s\"", i ? ", " : "", json_string_value(u));
+    }
+    int error = 0;
+    if (json_array_size(unknown) && mode == 2)
+        error = sw_error_set(SW_EBADREQUEST,
+                             "%s in version \"%s\" cannot be handled as a %s: strict decoding "
+                             "error: %s",
+                             k->kind, k->version, k->kind, sw_buf_cstr(&list));
+    else if (json_array_size(unknown) && mode == 1 && resp)
+        sw_strlcpy(resp->warning, sw_buf_cstr(&list), sizeof(resp->warning));
+    sw_buf_dispose(&list);
+    json_decref(unknown);
+    return error;
+}
+
 static int check_fields(const sw_request *req, const sw_kind *k, json_t *obj, sw_response *resp)
 {
+    if (k->dynamic)
+        return check_cr_fields(req, k, obj, resp);
     int mode = field_validation(req);
     static const char strict_prefix[] = "strict decoding error: ";
     int error = sw_schema_check(sw_kind_schema(k), obj);
@@ -75,7 +106,7 @@ static int parse_body(const sw_request *req, json_t **out)
 /* apiVersion/kind must match the URL; absent ones are filled in. */
 static int check_type(const sw_kind *k, json_t *obj)
 {
-    char av[128];
+    char av[400];
     sw_kind_api_version(k, av, sizeof(av));
     if (!json_is_object(obj))
         return sw_error_set(SW_EBADREQUEST, "the request body must be a JSON object");
@@ -128,6 +159,8 @@ static int validate_object(sw_api *api, const sw_kind *k, const json_t *obj, con
                                            sw_json_at(old, "metadata.finalizers"));
     if (error == 0 && k->validate)
         error = k->validate(&api->kctx, obj, old);
+    if (error == 0 && k->dynamic)
+        error = sw_cr_validate(k, obj, old);
     if (error == SW_EBADREQUEST)
         error = SW_EINVALID;
     return error;
@@ -149,7 +182,7 @@ typedef struct stored {
     char *text; /* sw_malloc'd; NULL when nothing was written (dry run, no change, delete) */
     size_t len;
     int64_t rev;
-    char key[600];
+    char key[SW_API_KEY_MAX];
 } stored;
 
 /* Stores val (taken) and its revision in st when the caller wants them, else frees val. */
@@ -209,6 +242,8 @@ static int create_object(sw_api *api, const sw_request *req, const sw_route *rt,
         name = genbuf;
     }
     error = sw_object_check_name(k, name);
+    if (error == 0 && k->dynamic)
+        error = sw_cr_check_create(k, name);
     if (error == 0 && k->namespaced)
         error = sw_rest_check_namespace(api, rt->ns, true);
     if (error == SW_EFORBIDDEN) {
@@ -360,7 +395,7 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
 {
     const sw_kind *k = rt->kind;
     json_t *old = NULL;
-    char key[600];
+    char key[SW_API_KEY_MAX];
     int64_t rev = 0;
     int error = sw_api_decode(api, k, cur->value, cur->value_len, cur->mod_rev, &old);
     if (error < 0)
@@ -409,7 +444,7 @@ done:
 
 static int fetch(sw_api *api, const sw_route *rt, sw_kv *kv)
 {
-    char key[600];
+    char key[SW_API_KEY_MAX];
     sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
     return sw_store_get(api->store, key, kv);
 }
@@ -465,6 +500,11 @@ static int apply_patch(const sw_request *req, const sw_kind *k, const json_t *cu
         return sw_patch_json(cur, patch, out);
     if (!json_is_object(patch))
         return sw_error_set(SW_EBADREQUEST, "a merge or strategic patch must be a JSON object");
+    if (ctype_is(req, "application/strategic-merge-patch+json") && k->dynamic)
+        return sw_error_set(SW_EUNSUPPORTED,
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json-patch+json, "
+                            "application/merge-patch+json, application/apply-patch+yaml");
     if (ctype_is(req, "application/strategic-merge-patch+json"))
         return sw_patch_strategic(cur, patch, k->smp ? k->smp() : NULL, out);
     return sw_patch_merge(cur, patch, out);

@@ -36,6 +36,7 @@ const sw_resource sw_res_builds = {"build.openshift.io", "v1", "builds", true};
 const sw_resource sw_res_buildconfigs = {"build.openshift.io", "v1", "buildconfigs", true};
 const sw_resource sw_res_managedimages = {"image.slipway.dev", "v1alpha1", "managedimages", true};
 const sw_resource sw_res_pods = {"", "v1", "pods", true};
+const sw_resource sw_res_serviceaccounts = {"", "v1", "serviceaccounts", true};
 const sw_resource sw_res_replicationcontrollers = {"", "v1", "replicationcontrollers", true};
 const sw_resource sw_res_deploymentconfigs = {"apps.openshift.io", "v1", "deploymentconfigs",
                                               true};

@@ -32,6 +32,7 @@ extern const sw_resource sw_res_namespaces;   /* v1 namespaces */
 extern const sw_resource sw_res_configmaps;   /* v1 configmaps */
 extern const sw_resource sw_res_secrets;      /* v1 secrets */
 extern const sw_resource sw_res_events;       /* v1 events */
+extern const sw_resource sw_res_serviceaccounts; /* v1 serviceaccounts */
 extern const sw_resource sw_res_imagestreams; /* image.openshift.io/v1 imagestreams */
 extern const sw_resource sw_res_imagestreamtags, sw_res_imagestreamimages,
     sw_res_imagestreamimports, sw_res_imagestreammappings; /* image.openshift.io/v1 */

@@ -23,6 +23,7 @@ int sw_cmd_logs(int argc, char **argv);
 int sw_cmd_cancel_build(int argc, char **argv);
 int sw_cmd_set(int argc, char **argv);
 int sw_cmd_rollout(int argc, char **argv);
+int sw_cmd_crds(int argc, char **argv);
 
 /* logs.c, shared with start-build --follow: writes the log of build ns/name to stdout as it
  * arrives (follow: until the build finishes; tail_lines < 0: the whole log). 0 or SW_E*. */

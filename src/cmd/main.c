@@ -17,6 +17,8 @@ static const struct sw_cmd commands[] = {
     {"cancel-build", "cancel running, pending or new builds", sw_cmd_cancel_build},
     {"set", "set triggers: list or change a workload's image triggers", sw_cmd_set},
     {"rollout", "start, list, undo or watch the versions of a DeploymentConfig", sw_cmd_rollout},
+    {"crds", "write CustomResourceDefinitions of slipway's kinds, for envtest and clusters",
+     sw_cmd_crds},
     {"builder", "run one build (started by the build controller)", sw_cmd_builder},
     {"version", "print the version", sw_cmd_version},
 };

@@ -3,6 +3,7 @@
 #include "controllers/controllers.h"
 
 #include "client/kubeconfig.h"
+#include "controllers/crdcleanup.h"
 #include "controllers/rollouthook.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -25,7 +26,7 @@ enum {
     NCONTROLLERS
 };
 
-static const char *const names[NCONTROLLERS] = {"import", "build", "garbagecollector",
+static const char *const names[NCONTROLLERS] = {"import",    "build",        "garbagecollector",
                                                 "namespace", "managedimage", "imagetrigger",
                                                 "deployment"};
 
@@ -40,8 +41,10 @@ struct sw_controllers {
     sw_trigger_controller *trigger;
     sw_rollout_hook *hook;
     sw_deploy_controller *deploy;
+    sw_crd_cleanup *crd; /* with the namespace controller */
     sw_gc_opts gc_opts;
     sw_namespace_controller_opts ns_opts;
+    char *root_ca; /* ns_opts.root_ca: the kubeconfig's CA (the controller may start late) */
     int want[NCONTROLLERS];
     pthread_mutex_t mu; /* gc, ns, stopping: the probe may start them late */
     pthread_cond_t cond;
@@ -75,11 +78,12 @@ static int parse(const char *enabled, int want[NCONTROLLERS])
         } else if (tlen) {
             int i = find(tok, tlen);
             if (i < 0)
-                return sw_error_set(SW_EINVALID,
-                                    "--controllers: unknown controller \"%.*s\" (known: import, "
-                                    "build, garbagecollector, namespace, managedimage, imagetrigger, "
-                                    "deployment, *)",
-                                    (int)(tlen > 64 ? 64 : tlen), tok);
+                return sw_error_set(
+                    SW_EINVALID,
+                    "--controllers: unknown controller \"%.*s\" (known: import, "
+                    "build, garbagecollector, namespace, managedimage, imagetrigger, "
+                    "deployment, *)",
+                    (int)(tlen > 64 ? 64 : tlen), tok);
             if (want[i] != 2 && want[i] != -1) /* the first explicit word wins, as in kube */
                 want[i] = off ? -1 : 2;
         }
@@ -123,8 +127,11 @@ static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns, bool d
         error = sw_informers_start(c->informers);
     if (error == 0 && ns && c->ns)
         error = sw_namespace_controller_start(c->ns);
+    if (error == 0 && ns && !c->crd)
+        error = sw_crd_cleanup_new(&c->crd, c->client);
     if (error < 0)
-        sw_log(SW_LOG_ERROR, "cannot start the garbage collector, namespace or deployment controller: %s",
+        sw_log(SW_LOG_ERROR,
+               "cannot start the garbage collector, namespace or deployment controller: %s",
                sw_error_msg());
     return error;
 }
@@ -175,6 +182,15 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
         error = sw_kubeconfig_load(&kc, opts->kubeconfig, NULL);
     if (error == 0)
         error = sw_client_new(&c->client, kc);
+    size_t ca_len = 0;
+    const char *ca = error == 0 ? sw_kubeconfig_ca(kc, &ca_len) : NULL;
+    if (ca && ca_len) { /* the namespace controller's kube-root-ca.crt */
+        c->root_ca = sw_malloc(ca_len + 1);
+        memcpy(c->root_ca, ca, ca_len);
+        c->root_ca[ca_len] = '\0';
+        c->ns_opts.root_ca = c->root_ca;
+        c->ns_opts.root_ca_len = ca_len;
+    }
     if (error == 0)
         error = sw_informers_new(&c->informers, c->client);
     /* every controller adds its handlers before the shared informers start */
@@ -250,6 +266,7 @@ void sw_controllers_stop(sw_controllers *c)
         pthread_join(c->probe, NULL);
     sw_informers_stop(c->informers); /* no handler runs once the controllers are freed */
     sw_namespace_controller_free(c->ns);
+    sw_crd_cleanup_free(c->crd);
     sw_deploy_controller_free(c->deploy);
     sw_gc_free(c->gc);
     sw_mi_controller_free(c->mi);
@@ -259,6 +276,7 @@ void sw_controllers_stop(sw_controllers *c)
     sw_import_controller_free(c->import);
     sw_informers_free(c->informers);
     sw_client_free(c->client);
+    sw_free(c->root_ca);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->mu);
     sw_free(c);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #define COMPONENT "garbage-collector"
+#define REDISCOVER_MIN_MS 1000 /* discovery runs at most this often on demand */
 
 #define SYNC_WAIT_MS 60000 /* a resource that cannot be listed stops decisions this long */
 
@@ -29,8 +30,8 @@ typedef struct source {
     int kind;
     sw_resource res; /* strings owned */
     sw_informer *inf;
-    int64_t added_ms;  /* when it was followed */
-    bool given_up;     /* never listed within SYNC_WAIT_MS: decisions go on without it */
+    int64_t added_ms; /* when it was followed */
+    bool given_up;    /* never listed within SYNC_WAIT_MS: decisions go on without it */
 } source;
 
 struct sw_gc {
@@ -39,12 +40,13 @@ struct sw_gc {
     sw_gc_graph *graph;
     sw_controller *ctl;
     sw_gc_opts opts;
-    pthread_mutex_t mu; /* res, sources, stopping */
+    pthread_mutex_t mu; /* res, sources, stopping, rediscover_wanted */
     pthread_cond_t cond;
     sw_api_resources res; /* the last discovery */
     source **sources;
     size_t nsources;
     bool stopping, thread_started;
+    bool rediscover_wanted; /* a reference named a kind discovery did not know */
     pthread_t thread;
 };
 
@@ -118,6 +120,11 @@ static bool map_kind(sw_gc *gc, int kind, mapping *m)
         sw_strlcpy(m->plural, r->res.plural, sizeof(m->plural));
         m->res = (sw_resource){m->group, m->version, m->plural, r->res.namespaced};
     }
+    if (!r) {
+        /* a kind discovery does not know yet (a CRD just created): look again soon */
+        gc->rediscover_wanted = true;
+        pthread_cond_broadcast(&gc->cond);
+    }
     pthread_mutex_unlock(&gc->mu);
     if (!r)
         sw_error_set(SW_ENOTFOUND, "unable to get REST mapping for %s%s%s.", m->group,
@@ -177,8 +184,7 @@ static int rediscover(sw_gc *gc)
                                   .on_list_start = on_list_start,
                                   .payload = s};
         if (sw_informer_add_handlers(s->inf, &h) < 0)
-            sw_log(SW_LOG_WARN, COMPONENT ": cannot follow %s: %s", a->res.plural,
-                   sw_error_msg());
+            sw_log(SW_LOG_WARN, COMPONENT ": cannot follow %s: %s", a->res.plural, sw_error_msg());
         gc->sources = sw_realloc(gc->sources, (gc->nsources + 1) * sizeof(*gc->sources));
         gc->sources[gc->nsources++] = s;
         sw_log(SW_LOG_INFO, COMPONENT ": following %s%s%s", a->res.plural,
@@ -194,21 +200,30 @@ static void *discovery_main(void *arg)
     sw_gc *gc = arg;
     int64_t wait_ms = 0, backoff = 500;
     pthread_mutex_lock(&gc->mu);
+    int64_t last = 0;
     while (!gc->stopping) {
-        if (wait_ms > 0) {
-            struct timespec ts = sw_time_mono_deadline(wait_ms);
-            pthread_cond_timedwait(&gc->cond, &gc->mu, &ts);
-            if (gc->stopping)
+        /* until the period ends, or sooner when a kind was missing (at most once a second) */
+        int64_t until = sw_time_mono_ms() + wait_ms;
+        while (!gc->stopping) {
+            int64_t now = sw_time_mono_ms(), step = until - now;
+            if (step <= 0 || (gc->rediscover_wanted && now - last >= REDISCOVER_MIN_MS))
                 break;
+            if (gc->rediscover_wanted && REDISCOVER_MIN_MS - (now - last) < step)
+                step = REDISCOVER_MIN_MS - (now - last);
+            struct timespec ts = sw_time_mono_deadline(step);
+            pthread_cond_timedwait(&gc->cond, &gc->mu, &ts);
         }
+        if (gc->stopping)
+            break;
+        gc->rediscover_wanted = false;
+        last = sw_time_mono_ms();
         pthread_mutex_unlock(&gc->mu);
         int error = rediscover(gc);
         if (error < 0) {
             sw_log(SW_LOG_INFO, COMPONENT ": discovery failed (again in %lld ms): %s",
                    (long long)backoff, sw_error_msg());
             wait_ms = backoff;
-            backoff = backoff * 2 > gc->opts.rediscovery_ms ? gc->opts.rediscovery_ms
-                                                              : backoff * 2;
+            backoff = backoff * 2 > gc->opts.rediscovery_ms ? gc->opts.rediscovery_ms : backoff * 2;
         } else {
             wait_ms = gc->opts.rediscovery_ms;
             backoff = 500;
@@ -301,8 +316,8 @@ static int edit_once(void *arg)
                         json_array_size(next) ? next : json_null());
     if (!json_array_size(next))
         json_decref(next);
-    error = sw_client_patch(e->gc->client, &e->m->res, e->m->res.namespaced ? e->ns : NULL,
-                            e->name, "merge", patch, NULL);
+    error = sw_client_patch(e->gc->client, &e->m->res, e->m->res.namespaced ? e->ns : NULL, e->name,
+                            "merge", patch, NULL);
     if (error == 0)
         e->changed = true;
     if (error == SW_ENOTFOUND)
@@ -374,8 +389,8 @@ static int classify(sw_gc *gc, const mapping *im, const sw_gc_item *it, const sw
         return WAITING;
     json_t *owner = NULL;
     int error = get_live(gc, &om, it->ns, o->name, &owner);
-    if (error == SW_ENOTFOUND || (error == 0 && !sw_str_eq(sw_json_str_at(owner, "metadata.uid"),
-                                                           o->uid))) {
+    if (error == SW_ENOTFOUND ||
+        (error == 0 && !sw_str_eq(sw_json_str_at(owner, "metadata.uid"), o->uid))) {
         json_decref(owner);
         if (o->matches && same_ns) /* the node's own identity was read: gone for everyone */
             sw_gc_graph_mark_absent(gc->graph, o->uid, it->uid);
@@ -385,9 +400,9 @@ static int classify(sw_gc *gc, const mapping *im, const sw_gc_item *it, const sw
     }
     if (error < 0)
         return error;
-    bool waiting = sw_json_at(owner, "metadata.deletionTimestamp") &&
-                   sw_finalizers_has(sw_json_at(owner, "metadata.finalizers"),
-                                     SW_FINALIZER_FOREGROUND);
+    bool waiting =
+        sw_json_at(owner, "metadata.deletionTimestamp") &&
+        sw_finalizers_has(sw_json_at(owner, "metadata.finalizers"), SW_FINALIZER_FOREGROUND);
     json_decref(owner);
     return waiting ? WAITING : SOLID;
 }
@@ -432,7 +447,11 @@ static int deleting_dependents(sw_gc *gc, const sw_gc_item *it)
     mapping m;
     if (!map_kind(gc, it->kind, &m))
         return SW_ENOTFOUND;
-    edit e = {.gc = gc, .m = &m, .ns = it->ns, .name = it->name, .uid = it->uid,
+    edit e = {.gc = gc,
+              .m = &m,
+              .ns = it->ns,
+              .name = it->name,
+              .uid = it->uid,
               .finalizer = SW_FINALIZER_FOREGROUND};
     return edit_object(&e);
 }
@@ -508,8 +527,13 @@ static int attempt_delete(sw_gc *gc, const char *uid)
         goto done; /* a cluster-scoped object with a namespaced owner kind: never collected */
     if (nsolid) {
         /* a live owner keeps it; references to owners gone or going are removed */
-        edit e = {.gc = gc, .m = &m, .ns = it.ns, .name = it.name, .uid = it.uid,
-                  .drop = drop, .ndrop = ndrop};
+        edit e = {.gc = gc,
+                  .m = &m,
+                  .ns = it.ns,
+                  .name = it.name,
+                  .uid = it.uid,
+                  .drop = drop,
+                  .ndrop = ndrop};
         error = ndrop ? edit_object(&e) : 0;
         goto done;
     }
@@ -522,8 +546,14 @@ static int attempt_delete(sw_gc *gc, const char *uid)
         if (it.dependent_deleting_dependents) {
             /* a cycle through foreground deletions would wait forever: unblock first, then
              * decide again on the version that write made (never delete without one) */
-            edit e = {.gc = gc, .m = &m, .ns = it.ns, .name = it.name, .uid = it.uid,
-                      .drop = drop, .ndrop = ndrop, .unblock = true};
+            edit e = {.gc = gc,
+                      .m = &m,
+                      .ns = it.ns,
+                      .name = it.name,
+                      .uid = it.uid,
+                      .drop = drop,
+                      .ndrop = ndrop,
+                      .unblock = true};
             if ((error = edit_object(&e)) == 0 && e.changed)
                 error = 200;
             if (error != 0)
@@ -532,7 +562,7 @@ static int attempt_delete(sw_gc *gc, const char *uid)
         error = delete_item(gc, &m, &it, "Foreground", rv);
         goto done;
     }
-    const char *policy = it.orphan_finalizer      ? "Orphan"
+    const char *policy = it.orphan_finalizer       ? "Orphan"
                          : it.foreground_finalizer ? "Foreground"
                                                    : "Background";
     error = delete_item(gc, &m, &it, policy, rv);
@@ -561,8 +591,13 @@ static int attempt_orphan(sw_gc *gc, const char *uid)
             if (!map_kind(gc, dep.kind, &dm)) {
                 error = SW_ENOTFOUND;
             } else {
-                edit e = {.gc = gc, .m = &dm, .ns = dep.ns, .name = dep.name, .uid = dep.uid,
-                          .drop = &owner_uid, .ndrop = 1};
+                edit e = {.gc = gc,
+                          .m = &dm,
+                          .ns = dep.ns,
+                          .name = dep.name,
+                          .uid = dep.uid,
+                          .drop = &owner_uid,
+                          .ndrop = 1};
                 error = edit_object(&e);
             }
         }
@@ -572,7 +607,11 @@ static int attempt_orphan(sw_gc *gc, const char *uid)
         if (!map_kind(gc, it.kind, &m)) {
             error = SW_ENOTFOUND;
         } else {
-            edit e = {.gc = gc, .m = &m, .ns = it.ns, .name = it.name, .uid = it.uid,
+            edit e = {.gc = gc,
+                      .m = &m,
+                      .ns = it.ns,
+                      .name = it.name,
+                      .uid = it.uid,
                       .finalizer = SW_FINALIZER_ORPHAN};
             error = edit_object(&e);
         }

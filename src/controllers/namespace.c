@@ -28,14 +28,29 @@ struct sw_namespace_controller {
     pthread_mutex_t mu; /* res, res_ms */
     sw_api_resources res;
     int64_t res_ms;
+    char *root_ca; /* opts.root_ca's copy, or NULL */
 };
+
+#define ROOT_CA_CONFIGMAP "kube-root-ca.crt"
+#define ROOT_CA_DESCRIPTION                                                                        \
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "      \
+    "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is "      \
+    "guaranteed across distributions of Kubernetes clusters."
+/* Work-queue keys: a namespace's name (a deletion pass), or DEFAULTS_KEY + name (its default
+ * objects); no namespace name starts with it. */
+#define DEFAULTS_KEY "+"
 
 static void observe(json_t *obj, void *payload)
 {
     sw_namespace_controller *nc = payload;
     const char *name = sw_json_str_at(obj, "metadata.name");
-    if (name && sw_json_at(obj, "metadata.deletionTimestamp"))
+    if (name && sw_json_at(obj, "metadata.deletionTimestamp")) {
         sw_controller_enqueue(nc->ctl, name);
+    } else if (name) {
+        char key[300];
+        snprintf(key, sizeof(key), DEFAULTS_KEY "%s", name);
+        sw_controller_enqueue(nc->ctl, key);
+    }
 }
 
 static void on_update(json_t *old, json_t *obj, void *payload)
@@ -71,7 +86,7 @@ static int resources(sw_namespace_controller *nc, sw_api_resources *out)
 typedef struct pass {
     sw_namespace_controller *nc;
     const char *ns;
-    bool partial; /* discovery missed some group version: the namespace is not finalized */
+    bool partial;       /* discovery missed some group version: the namespace is not finalized */
     json_t *remaining;  /* "plural.group" -> count */
     json_t *finalizers; /* finalizer -> count */
     sw_buf errors;      /* what could not be deleted */
@@ -109,9 +124,9 @@ static int count_item(const json_t *page, json_t *item, void *payload)
     }
     if (c->delete_each) {
         const char *name = sw_json_str_at(item, "metadata.name");
-        int error = sw_client_delete_opts(c->p->nc->client, &c->r->res, c->p->ns, name,
-                                          "Background", sw_json_str_at(item, "metadata.uid"),
-                                          NULL, NULL);
+        int error =
+            sw_client_delete_opts(c->p->nc->client, &c->r->res, c->p->ns, name, "Background",
+                                  sw_json_str_at(item, "metadata.uid"), NULL, NULL);
         if (error == SW_ENOTFOUND)
             return 0; /* gone already */
         if (error < 0 && error != SW_ECONFLICT)
@@ -136,8 +151,8 @@ static void empty_resource(pass *p, const sw_api_resource *r)
         json_t *opts = json_pack("{s:s}", "propagationPolicy", "Background");
         int error = sw_client_path(&path, &r->res, p->ns, NULL, NULL);
         if (error == 0)
-            error = sw_client_request(p->nc->client, "DELETE", sw_buf_cstr(&path), opts, NULL,
-                                      NULL, NULL);
+            error = sw_client_request(p->nc->client, "DELETE", sw_buf_cstr(&path), opts, NULL, NULL,
+                                      NULL);
         json_decref(opts);
         sw_buf_dispose(&path);
         if (error == SW_EMETHOD)
@@ -183,14 +198,13 @@ static json_t *conditions(const pass *p)
 {
     json_t *out = json_array();
     sw_buf b = SW_BUF_INIT(16384);
-    json_array_append_new(out, p->partial
-                                   ? condition("NamespaceDeletionDiscoveryFailure", true,
-                                               "DiscoveryFailed",
-                                               "Discovery failed for some groups; their content "
-                                               "is not deleted yet")
-                                   : condition("NamespaceDeletionDiscoveryFailure", false,
-                                               "ResourcesDiscovered",
-                                               "All resources successfully discovered"));
+    json_array_append_new(
+        out, p->partial
+                 ? condition("NamespaceDeletionDiscoveryFailure", true, "DiscoveryFailed",
+                             "Discovery failed for some groups; their content "
+                             "is not deleted yet")
+                 : condition("NamespaceDeletionDiscoveryFailure", false, "ResourcesDiscovered",
+                             "All resources successfully discovered"));
     json_array_append_new(out, condition("NamespaceDeletionGroupVersionParsingFailure", false,
                                          "ParsedGroupVersions",
                                          "All legacy kube types successfully parsed"));
@@ -200,10 +214,10 @@ static json_t *conditions(const pass *p)
         json_array_append_new(out, condition("NamespaceDeletionContentFailure", true,
                                              "ContentDeletionFailed", sw_buf_cstr(&b)));
     } else {
-        json_array_append_new(out, condition("NamespaceDeletionContentFailure", false,
-                                             "ContentDeleted",
-                                             "All content successfully deleted, may be waiting "
-                                             "on finalization"));
+        json_array_append_new(out,
+                              condition("NamespaceDeletionContentFailure", false, "ContentDeleted",
+                                        "All content successfully deleted, may be waiting "
+                                        "on finalization"));
     }
     sw_buf_clear(&b);
     if (json_object_size(p->remaining)) {
@@ -212,8 +226,8 @@ static json_t *conditions(const pass *p)
         json_array_append_new(out, condition("NamespaceContentRemaining", true,
                                              "SomeResourcesRemain", sw_buf_cstr(&b)));
     } else {
-        json_array_append_new(out, condition("NamespaceContentRemaining", false,
-                                             "ContentRemoved", "All content successfully removed"));
+        json_array_append_new(out, condition("NamespaceContentRemaining", false, "ContentRemoved",
+                                             "All content successfully removed"));
     }
     sw_buf_clear(&b);
     if (json_object_size(p->finalizers)) {
@@ -246,7 +260,8 @@ static json_t *merge_conditions(const json_t *old, json_t *next, bool *changed)
             if (sw_str_eq(sw_json_str_at(o, "type"), sw_json_str_at(c, "type")))
                 same = o;
         }
-        bool moved = !same || !sw_str_eq(sw_json_str_at(same, "status"), sw_json_str_at(c, "status"));
+        bool moved =
+            !same || !sw_str_eq(sw_json_str_at(same, "status"), sw_json_str_at(c, "status"));
         const char *t = same && !moved ? sw_json_str_at(same, "lastTransitionTime") : NULL;
         json_object_set_new(c, "lastTransitionTime", json_string(t ? t : now));
         if (!same || moved ||
@@ -263,8 +278,6 @@ typedef struct status_write {
     const pass *p;
     bool finalize; /* remove `kubernetes` through /finalize instead */
 } status_write;
-
-
 
 static int write_once(void *arg)
 {
@@ -296,8 +309,8 @@ static int write_once(void *arg)
         }
     } else {
         bool changed;
-        json_t *next = merge_conditions(sw_json_at(ns, "status.conditions"), conditions(w->p),
-                                        &changed);
+        json_t *next =
+            merge_conditions(sw_json_at(ns, "status.conditions"), conditions(w->p), &changed);
         sw_json_set_path(ns, "status.conditions", next);
         if (changed)
             error = sw_client_update_status(w->nc->client, &sw_res_namespaces, NULL, ns, NULL);
@@ -324,9 +337,53 @@ static bool terminating(const json_t *ns)
     return false;
 }
 
+/* The default ServiceAccount and the root CA ConfigMap of active namespace name. */
+static int ensure_defaults(sw_namespace_controller *nc, const char *name)
+{
+    json_t *ns = NULL, *cm = NULL;
+    int error = sw_client_get(nc->client, &sw_res_namespaces, NULL, name, &ns);
+    if (error < 0 || sw_json_at(ns, "metadata.deletionTimestamp"))
+        goto done;
+    error = sw_client_get(nc->client, &sw_res_serviceaccounts, name, "default", NULL);
+    if (error == SW_ENOTFOUND) {
+        json_t *sa = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
+                               "ServiceAccount", "metadata", "name", "default", "namespace", name);
+        error = sw_client_create(nc->client, &sw_res_serviceaccounts, name, sa, NULL);
+        json_decref(sa);
+        if (error == SW_EEXISTS)
+            error = 0;
+        if (error == SW_ENOTFOUND) /* the namespace went meanwhile, or is not seen yet: again */
+            error = SW_ECONFLICT;
+    }
+    if (error < 0 || !nc->root_ca)
+        goto done;
+    error = sw_client_get(nc->client, &sw_res_configmaps, name, ROOT_CA_CONFIGMAP, &cm);
+    if (error == SW_ENOTFOUND) {
+        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1",
+                                "kind", "ConfigMap", "metadata", "name", ROOT_CA_CONFIGMAP,
+                                "namespace", name, "annotations", "kubernetes.io/description",
+                                ROOT_CA_DESCRIPTION, "data", "ca.crt", nc->root_ca);
+        error = sw_client_create(nc->client, &sw_res_configmaps, name, obj, NULL);
+        json_decref(obj);
+        if (error == SW_EEXISTS || error == SW_ENOTFOUND)
+            error = SW_ECONFLICT; /* made meanwhile, or the namespace not seen yet: again */
+    } else if (error == 0 &&
+               !sw_str_eq(json_string_value(json_object_get(json_object_get(cm, "data"), "ca.crt")),
+                          nc->root_ca)) {
+        json_object_set_new(sw_json_obj_path(cm, "data"), "ca.crt", json_string(nc->root_ca));
+        error = sw_client_update(nc->client, &sw_res_configmaps, name, cm, NULL);
+    }
+done:
+    json_decref(cm);
+    json_decref(ns);
+    return error == SW_ENOTFOUND ? 0 : error;
+}
+
 static int reconcile(void *ctx, const char *name)
 {
     sw_namespace_controller *nc = ctx;
+    if (sw_str_prefix(name, DEFAULTS_KEY))
+        return ensure_defaults(nc, name + strlen(DEFAULTS_KEY));
     json_t *ns = NULL;
     int error = sw_client_get(nc->client, &sw_res_namespaces, NULL, name, &ns);
     bool ours = error == 0 && terminating(ns);
@@ -338,8 +395,12 @@ static int reconcile(void *ctx, const char *name)
     sw_api_resources res;
     if ((error = resources(nc, &res)) < 0)
         return error;
-    pass p = {.nc = nc, .ns = name, .remaining = json_object(), .finalizers = json_object(),
-              .errors = SW_BUF_INIT(8192), .partial = res.partial};
+    pass p = {.nc = nc,
+              .ns = name,
+              .remaining = json_object(),
+              .finalizers = json_object(),
+              .errors = SW_BUF_INIT(8192),
+              .partial = res.partial};
     for (size_t k = 0; k < res.count; k++) {
         const sw_api_resource *r = &res.items[k];
         unsigned need = SW_VERB_LIST | SW_VERB_DELETE;
@@ -376,6 +437,12 @@ int sw_namespace_controller_new(sw_namespace_controller **out, sw_client *c, sw_
         nc->opts.workers = 5;
     if (nc->opts.recheck_ms <= 0)
         nc->opts.recheck_ms = 1000;
+    if (nc->opts.root_ca && nc->opts.root_ca_len) {
+        nc->root_ca = sw_malloc(nc->opts.root_ca_len + 1);
+        memcpy(nc->root_ca, nc->opts.root_ca, nc->opts.root_ca_len);
+        nc->root_ca[nc->opts.root_ca_len] = '\0';
+    }
+    nc->opts.root_ca = NULL;
     pthread_mutex_init(&nc->mu, NULL);
     sw_controller_opts co = {.name = COMPONENT,
                              .workers = nc->opts.workers,
@@ -406,5 +473,6 @@ void sw_namespace_controller_free(sw_namespace_controller *nc)
     sw_controller_free(nc->ctl);
     sw_api_resources_dispose(&nc->res);
     pthread_mutex_destroy(&nc->mu);
+    sw_free(nc->root_ca);
     sw_free(nc);
 }

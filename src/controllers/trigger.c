@@ -32,8 +32,10 @@ typedef struct watched {
 } watched;
 
 static const watched kinds[] = {
-    {&sw_res_deployments, "Deployment"}, {&sw_res_statefulsets, "StatefulSet"},
-    {&sw_res_daemonsets, "DaemonSet"},   {&sw_res_cronjobs, "CronJob"},
+    {&sw_res_deployments, "Deployment"},
+    {&sw_res_statefulsets, "StatefulSet"},
+    {&sw_res_daemonsets, "DaemonSet"},
+    {&sw_res_cronjobs, "CronJob"},
     {&sw_res_pods, "Pod"},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -159,7 +161,8 @@ int sw_triggers_parse(const json_t *obj, sw_trigger **out, size_t *n)
     int error = 0;
     json_array_foreach(list, i, e)
     {
-        int r = sw_trigger_parse_entry(e, i, kind, sw_json_str_at(obj, "metadata.namespace"), &ts[count]);
+        int r = sw_trigger_parse_entry(e, i, kind, sw_json_str_at(obj, "metadata.namespace"),
+                                       &ts[count]);
         if (r < 0) {
             error = r;
             break;
@@ -246,20 +249,19 @@ static bool resolve(sw_trigger_controller *tc, const sw_trigger *t, char *out, s
 static json_t *rollout_record(const json_t *obj, const sw_resource *res, const char *kind,
                               const sw_trigger *t, const char *old, const char *image)
 {
-    char av[128], now[32], tag[400];
+    char av[400], now[32], tag[400];
     snprintf(av, sizeof(av), "%s%s%s", res->group, *res->group ? "/" : "", res->version);
     sw_time_format(sw_time_now(), now, sizeof(now));
     snprintf(tag, sizeof(tag), "%s:%s", t->stream, t->tag);
-    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:s, s:{s:s, s:s, "
-                     "s:s}, s:s}",
-                     "apiVersion", "slipway.dev/v1", "kind", "RolloutNotification", "object",
-                     "apiVersion", av, "kind", kind, "namespace",
-                     sw_json_str_at(obj, "metadata.namespace") ?: "", "name",
-                     sw_json_str_at(obj, "metadata.name") ?: "", "uid",
-                     sw_json_str_at(obj, "metadata.uid") ?: "", "fieldPath", t->field_path,
-                     "container", t->index >= 0 ? "" : t->container, "oldImage", old,
-                     "newImage", image, "from", "kind", "ImageStreamTag", "namespace", t->ns,
-                     "name", tag, "time", now);
+    return json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:s, s:{s:s, s:s, "
+        "s:s}, s:s}",
+        "apiVersion", "slipway.dev/v1", "kind", "RolloutNotification", "object", "apiVersion", av,
+        "kind", kind, "namespace", sw_json_str_at(obj, "metadata.namespace") ?: "", "name",
+        sw_json_str_at(obj, "metadata.name") ?: "", "uid",
+        sw_json_str_at(obj, "metadata.uid") ?: "", "fieldPath", t->field_path, "container",
+        t->index >= 0 ? "" : t->container, "oldImage", old, "newImage", image, "from", "kind",
+        "ImageStreamTag", "namespace", t->ns, "name", tag, "time", now);
 }
 
 static void report(sw_trigger_controller *tc, const char *key, const json_t *obj, const char *msg)
@@ -330,8 +332,8 @@ static int reconcile(void *arg, const char *key)
             continue;
         int r = sw_trigger_apply(copy, &ts[i], image, was, sizeof(was));
         if (r > 0 && tc->hook)
-            json_array_append_new(records, rollout_record(obj, kinds[k].res, kinds[k].kind,
-                                                          &ts[i], was, image));
+            json_array_append_new(
+                records, rollout_record(obj, kinds[k].res, kinds[k].kind, &ts[i], was, image));
         if (r < 0) {
             char msg[700];
             snprintf(msg, sizeof(msg), "%s: %s", SW_TRIGGERS_ANNOTATION, sw_error_msg());
@@ -344,8 +346,8 @@ static int reconcile(void *arg, const char *key)
                      changed++ ? ", " : "", ts[i].field_path, image);
     }
     if (changed && !json_equal(copy, obj)) {
-        error = sw_client_update(tc->client, kinds[k].res, sw_json_str_at(obj, "metadata.namespace"),
-                                 copy, NULL);
+        error = sw_client_update(tc->client, kinds[k].res,
+                                 sw_json_str_at(obj, "metadata.namespace"), copy, NULL);
         if (error == 0) {
             sw_log(SW_LOG_INFO, "image trigger: %s %s: %s", kinds[k].kind, bar + 1, applied);
             forget(tc, key);
@@ -419,8 +421,8 @@ static void stream_changed(json_t *old, json_t *obj, void *p)
  * function's table position, as informer objects carry no kind. */
 static json_t *index_for(const json_t *obj, const char *kind)
 {
-    json_t *copy = json_pack("{s:s, s:O}", "kind", kind, "metadata",
-                             json_object_get(obj, "metadata"));
+    json_t *copy =
+        json_pack("{s:s, s:O}", "kind", kind, "metadata", json_object_get(obj, "metadata"));
     json_object_set(copy, "spec", json_object_get(obj, "spec"));
     sw_trigger *ts = NULL;
     size_t n = 0;

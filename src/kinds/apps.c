@@ -14,9 +14,9 @@
 #include <string.h>
 
 #define WORKLOAD_STATUS                                                                            \
-    "\"observedGeneration\":\"integer\",\"replicas\":\"integer\",\"updatedReplicas\":"            \
-    "\"integer\",\"readyReplicas\":\"integer\",\"availableReplicas\":\"integer\","              \
-    "\"unavailableReplicas\":\"integer\",\"terminatingReplicas\":\"integer\","                  \
+    "\"observedGeneration\":\"integer\",\"replicas\":\"integer\",\"updatedReplicas\":"             \
+    "\"integer\",\"readyReplicas\":\"integer\",\"availableReplicas\":\"integer\","                 \
+    "\"unavailableReplicas\":\"integer\",\"terminatingReplicas\":\"integer\","                     \
     "\"conditions\":[\"any\"],\"collisionCount\":\"integer\""
 
 static json_t *spec_of(json_t *obj)
@@ -160,19 +160,27 @@ static int deploy_validate(const sw_kind_ctx *ctx, const json_t *obj, const json
 }
 
 static const sw_column deploy_columns[] = {
-    {"Ready", "string", "Ready pods out of the desired replicas", 0, ready_cell},
-    {"Up-to-date", "integer", "Pods of the newest template", 0, updated_cell},
-    {"Available", "integer", "Pods available", 0, available_cell},
-    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
-    {"Images", "string", "The template's images", 1, sw_workload_images_cell},
+    {"Ready", "string", "Ready pods out of the desired replicas", 0, ready_cell, NULL, NULL},
+    {"Up-to-date", "integer", "Pods of the newest template", 0, updated_cell, NULL, NULL},
+    {"Available", "integer", "Pods available", 0, available_cell, NULL, NULL},
+    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell, NULL,
+     NULL},
+    {"Images", "string", "The template's images", 1, sw_workload_images_cell, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(deploy_admit, "Deployment")
 
 const sw_kind sw_kind_deployment = {
-    .group = "apps", .version = "v1", .kind = "Deployment", .plural = "deployments",
-    .singular = "deployment", .short_names = {"deploy"}, .categories = {"all"},
-    .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "apps",
+    .version = "v1",
+    .kind = "Deployment",
+    .plural = "deployments",
+    .singular = "deployment",
+    .short_names = {"deploy"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"replicas\":\"integer\",\"selector\":" SW_SELECTOR_SCHEMA ","
                    "\"template\":" SW_POD_TEMPLATE_SCHEMA ",\"strategy\":{\"type\":\"string\","
@@ -180,8 +188,11 @@ const sw_kind sw_kind_deployment = {
                    "\"minReadySeconds\":\"integer\",\"revisionHistoryLimit\":\"integer\","
                    "\"paused\":\"boolean\",\"progressDeadlineSeconds\":\"integer\"},"
                    "\"status\":{" WORKLOAD_STATUS "}}",
-    .smp = sw_smp_schema_core, .columns = deploy_columns, .ncolumns = 5,
-    .prepare_create = deploy_prepare, .prepare_update = deploy_update,
+    .smp = sw_smp_schema_core,
+    .columns = deploy_columns,
+    .ncolumns = 5,
+    .prepare_create = deploy_prepare,
+    .prepare_update = deploy_update,
     .validate = deploy_validate,
     .admit = deploy_admit,
 };
@@ -201,24 +212,37 @@ static int rs_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
 }
 
 static const sw_column rs_columns[] = {
-    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell},
-    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell},
-    {"Ready", "integer", "Ready replicas", 0, sw_workload_ready_cell},
-    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
-    {"Images", "string", "The template's images", 1, sw_workload_images_cell},
+    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell, NULL, NULL},
+    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell, NULL, NULL},
+    {"Ready", "integer", "Ready replicas", 0, sw_workload_ready_cell, NULL, NULL},
+    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell, NULL,
+     NULL},
+    {"Images", "string", "The template's images", 1, sw_workload_images_cell, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(rs_admit, "ReplicaSet")
 
 const sw_kind sw_kind_replicaset = {
-    .group = "apps", .version = "v1", .kind = "ReplicaSet", .plural = "replicasets",
-    .singular = "replicaset", .short_names = {"rs"}, .categories = {"all"}, .namespaced = true,
-    .has_status = true, .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .group = "apps",
+    .version = "v1",
+    .kind = "ReplicaSet",
+    .plural = "replicasets",
+    .singular = "replicaset",
+    .short_names = {"rs"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"replicas\":\"integer\",\"selector\":" SW_SELECTOR_SCHEMA ","
                    "\"template\":" SW_POD_TEMPLATE_SCHEMA ",\"minReadySeconds\":\"integer\"},"
                    "\"status\":{" WORKLOAD_STATUS ",\"fullyLabeledReplicas\":\"integer\"}}",
-    .smp = sw_smp_schema_core, .columns = rs_columns, .ncolumns = 5,
-    .prepare_create = rs_prepare, .prepare_update = rs_update, .validate = apps_validate,
+    .smp = sw_smp_schema_core,
+    .columns = rs_columns,
+    .ncolumns = 5,
+    .prepare_create = rs_prepare,
+    .prepare_update = rs_update,
+    .validate = apps_validate,
     .admit = rs_admit,
 };
 
@@ -238,7 +262,7 @@ static int sts_prepare(const sw_kind_ctx *ctx, json_t *obj)
         sw_json_default(json_object_get(us, "rollingUpdate"), "partition", json_integer(0));
     }
     sw_json_default(spec, "persistentVolumeClaimRetentionPolicy",
-                json_pack("{s:s, s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
+                    json_pack("{s:s, s:s}", "whenDeleted", "Retain", "whenScaled", "Retain"));
     sw_podspec_default(sw_json_at(obj, "spec.template.spec"), NULL);
     return 0;
 }
@@ -261,17 +285,25 @@ static int sts_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t 
 }
 
 static const sw_column sts_columns[] = {
-    {"Ready", "string", "Ready pods out of the desired replicas", 0, ready_cell},
-    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
-    {"Images", "string", "The template's images", 1, sw_workload_images_cell},
+    {"Ready", "string", "Ready pods out of the desired replicas", 0, ready_cell, NULL, NULL},
+    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell, NULL,
+     NULL},
+    {"Images", "string", "The template's images", 1, sw_workload_images_cell, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(sts_admit, "StatefulSet")
 
 const sw_kind sw_kind_statefulset = {
-    .group = "apps", .version = "v1", .kind = "StatefulSet", .plural = "statefulsets",
-    .singular = "statefulset", .short_names = {"sts"}, .categories = {"all"},
-    .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "apps",
+    .version = "v1",
+    .kind = "StatefulSet",
+    .plural = "statefulsets",
+    .singular = "statefulset",
+    .short_names = {"sts"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"replicas\":\"integer\",\"selector\":" SW_SELECTOR_SCHEMA ","
                    "\"template\":" SW_POD_TEMPLATE_SCHEMA ",\"volumeClaimTemplates\":[\"any\"],"
@@ -283,8 +315,12 @@ const sw_kind sw_kind_statefulset = {
                    "\"whenScaled\":\"string\"},\"ordinals\":{\"start\":\"integer\"}},"
                    "\"status\":{" WORKLOAD_STATUS ",\"currentReplicas\":\"integer\","
                    "\"currentRevision\":\"string\",\"updateRevision\":\"string\"}}",
-    .smp = sw_smp_schema_core, .columns = sts_columns, .ncolumns = 3,
-    .prepare_create = sts_prepare, .prepare_update = sts_update, .validate = sts_validate,
+    .smp = sw_smp_schema_core,
+    .columns = sts_columns,
+    .ncolumns = 3,
+    .prepare_create = sts_prepare,
+    .prepare_update = sts_update,
+    .validate = sts_validate,
     .admit = sts_admit,
 };
 
@@ -358,31 +394,44 @@ static void ds_selector(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column ds_columns[] = {
-    {"Desired", "integer", "Nodes that should run the pod", 0, ds_desired},
-    {"Current", "integer", "Nodes running it", 0, ds_current},
-    {"Ready", "integer", "Nodes with it ready", 0, ds_ready},
-    {"Up-to-date", "integer", "Nodes with the newest template", 0, ds_updated},
-    {"Available", "integer", "Nodes with it available", 0, ds_available},
-    {"Node Selector", "string", "The template's node selector", 0, ds_selector},
+    {"Desired", "integer", "Nodes that should run the pod", 0, ds_desired, NULL, NULL},
+    {"Current", "integer", "Nodes running it", 0, ds_current, NULL, NULL},
+    {"Ready", "integer", "Nodes with it ready", 0, ds_ready, NULL, NULL},
+    {"Up-to-date", "integer", "Nodes with the newest template", 0, ds_updated, NULL, NULL},
+    {"Available", "integer", "Nodes with it available", 0, ds_available, NULL, NULL},
+    {"Node Selector", "string", "The template's node selector", 0, ds_selector, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(ds_admit, "DaemonSet")
 
 const sw_kind sw_kind_daemonset = {
-    .group = "apps", .version = "v1", .kind = "DaemonSet", .plural = "daemonsets",
-    .singular = "daemonset", .short_names = {"ds"}, .categories = {"all"}, .namespaced = true,
-    .has_status = true, .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
-    .schema_text = "{\"spec\":{\"selector\":" SW_SELECTOR_SCHEMA ",\"template\":"
-                   SW_POD_TEMPLATE_SCHEMA ",\"updateStrategy\":{\"type\":\"string\","
-                   "\"rollingUpdate\":{\"maxUnavailable\":\"any\",\"maxSurge\":\"any\"}},"
-                   "\"minReadySeconds\":\"integer\",\"revisionHistoryLimit\":\"integer\"},"
-                   "\"status\":{\"currentNumberScheduled\":\"integer\",\"numberMisscheduled\":"
-                   "\"integer\",\"desiredNumberScheduled\":\"integer\",\"numberReady\":"
-                   "\"integer\",\"observedGeneration\":\"integer\",\"updatedNumberScheduled\":"
-                   "\"integer\",\"numberAvailable\":\"integer\",\"numberUnavailable\":"
-                   "\"integer\",\"collisionCount\":\"integer\",\"conditions\":[\"any\"]}}",
-    .smp = sw_smp_schema_core, .columns = ds_columns, .ncolumns = 6,
-    .prepare_create = ds_prepare, .prepare_update = ds_update, .validate = ds_validate,
+    .group = "apps",
+    .version = "v1",
+    .kind = "DaemonSet",
+    .plural = "daemonsets",
+    .singular = "daemonset",
+    .short_names = {"ds"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text =
+        "{\"spec\":{\"selector\":" SW_SELECTOR_SCHEMA ",\"template\":" SW_POD_TEMPLATE_SCHEMA
+        ",\"updateStrategy\":{\"type\":\"string\","
+        "\"rollingUpdate\":{\"maxUnavailable\":\"any\",\"maxSurge\":\"any\"}},"
+        "\"minReadySeconds\":\"integer\",\"revisionHistoryLimit\":\"integer\"},"
+        "\"status\":{\"currentNumberScheduled\":\"integer\",\"numberMisscheduled\":"
+        "\"integer\",\"desiredNumberScheduled\":\"integer\",\"numberReady\":"
+        "\"integer\",\"observedGeneration\":\"integer\",\"updatedNumberScheduled\":"
+        "\"integer\",\"numberAvailable\":\"integer\",\"numberUnavailable\":"
+        "\"integer\",\"collisionCount\":\"integer\",\"conditions\":[\"any\"]}}",
+    .smp = sw_smp_schema_core,
+    .columns = ds_columns,
+    .ncolumns = 6,
+    .prepare_create = ds_prepare,
+    .prepare_update = ds_update,
+    .validate = ds_validate,
     .admit = ds_admit,
 };
 
@@ -412,8 +461,8 @@ static void cr_controller(const json_t *obj, sw_buf *out)
             for (char *p = kind; *p; p++)
                 if (*p >= 'A' && *p <= 'Z')
                     *p = (char)(*p - 'A' + 'a');
-            sw_buf_printf(out, "%s%s%.*s/%s", kind, slash ? "." : "",
-                          slash ? (int)(slash - av) : 0, av, sw_json_str_at(r, "name") ?: "");
+            sw_buf_printf(out, "%s%s%.*s/%s", kind, slash ? "." : "", slash ? (int)(slash - av) : 0,
+                          av, sw_json_str_at(r, "name") ?: "");
             return;
         }
     }
@@ -426,14 +475,21 @@ static void cr_revision(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column cr_columns[] = {
-    {"Controller", "string", "The object this revision is of", 0, cr_controller},
-    {"Revision", "integer", "The revision number", 0, cr_revision},
+    {"Controller", "string", "The object this revision is of", 0, cr_controller, NULL, NULL},
+    {"Revision", "integer", "The revision number", 0, cr_revision, NULL, NULL},
 };
 
 const sw_kind sw_kind_controllerrevision = {
-    .group = "apps", .version = "v1", .kind = "ControllerRevision",
-    .plural = "controllerrevisions", .singular = "controllerrevision", .namespaced = true,
+    .group = "apps",
+    .version = "v1",
+    .kind = "ControllerRevision",
+    .plural = "controllerrevisions",
+    .singular = "controllerrevision",
+    .namespaced = true,
     .name_rule = SW_NAME_SUBDOMAIN,
-    .schema_text = "{\"data\":\"any\",\"revision\":\"integer\"}", .smp = sw_smp_schema_core,
-    .columns = cr_columns, .ncolumns = 2, .validate = cr_validate,
+    .schema_text = "{\"data\":\"any\",\"revision\":\"integer\"}",
+    .smp = sw_smp_schema_core,
+    .columns = cr_columns,
+    .ncolumns = 2,
+    .validate = cr_validate,
 };

@@ -13,11 +13,12 @@
 #include <string.h>
 
 #define JOB_SPEC                                                                                   \
-    "{\"parallelism\":\"integer\",\"completions\":\"integer\",\"activeDeadlineSeconds\":"         \
-    "\"integer\",\"podFailurePolicy\":\"any\",\"successPolicy\":\"any\",\"backoffLimit\":"        \
-    "\"integer\",\"backoffLimitPerIndex\":\"integer\",\"maxFailedIndexes\":\"integer\","          \
-    "\"selector\":" SW_SELECTOR_SCHEMA ",\"manualSelector\":\"boolean\",\"template\":"             \
-    SW_POD_TEMPLATE_SCHEMA ",\"ttlSecondsAfterFinished\":\"integer\",\"completionMode\":"         \
+    "{\"parallelism\":\"integer\",\"completions\":\"integer\",\"activeDeadlineSeconds\":"          \
+    "\"integer\",\"podFailurePolicy\":\"any\",\"successPolicy\":\"any\",\"backoffLimit\":"         \
+    "\"integer\",\"backoffLimitPerIndex\":\"integer\",\"maxFailedIndexes\":\"integer\","           \
+    "\"selector\":" SW_SELECTOR_SCHEMA                                                             \
+    ",\"manualSelector\":\"boolean\",\"template\":" SW_POD_TEMPLATE_SCHEMA                         \
+    ",\"ttlSecondsAfterFinished\":\"integer\",\"completionMode\":"                                 \
     "\"string\",\"suspend\":\"boolean\",\"podReplacementPolicy\":\"string\",\"managedBy\":"        \
     "\"string\"}"
 
@@ -46,8 +47,10 @@ static int validate_job_spec(const json_t *spec, const char *field)
     static const char *const modes[] = {"NonIndexed", "Indexed", NULL};
     snprintf(path, sizeof(path), "%s.template.spec.restartPolicy", field);
     if (!sw_json_str_at(spec, "template.spec.restartPolicy"))
-        return sw_error_set(SW_EINVALID, "%s: Required value: valid values: \"OnFailure\", "
-                                         "\"Never\"", path);
+        return sw_error_set(SW_EINVALID,
+                            "%s: Required value: valid values: \"OnFailure\", "
+                            "\"Never\"",
+                            path);
     snprintf(path, sizeof(path), "%s.template", field);
     int error = sw_podtemplate_validate(json_object_get(spec, "template"), path, job_restarts);
     static const char *const counts[] = {"parallelism", "completions", "backoffLimit",
@@ -110,25 +113,38 @@ static void duration_cell(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column job_columns[] = {
-    {"Completions", "string", "Succeeded out of the desired completions", 0, completions_cell},
-    {"Duration", "string", "How long it ran", 0, duration_cell},
-    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
-    {"Images", "string", "The template's images", 1, sw_workload_images_cell},
+    {"Completions", "string", "Succeeded out of the desired completions", 0, completions_cell, NULL,
+     NULL},
+    {"Duration", "string", "How long it ran", 0, duration_cell, NULL, NULL},
+    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell, NULL,
+     NULL},
+    {"Images", "string", "The template's images", 1, sw_workload_images_cell, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(job_admit, "Job")
 
 const sw_kind sw_kind_job = {
-    .group = "batch", .version = "v1", .kind = "Job", .plural = "jobs", .singular = "job",
-    .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "batch",
+    .version = "v1",
+    .kind = "Job",
+    .plural = "jobs",
+    .singular = "job",
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":" JOB_SPEC ",\"status\":{\"conditions\":[\"any\"],\"startTime\":"
                    "\"string\",\"completionTime\":\"string\",\"active\":\"integer\","
                    "\"succeeded\":\"integer\",\"failed\":\"integer\",\"terminating\":"
                    "\"integer\",\"completedIndexes\":\"string\",\"failedIndexes\":\"string\","
                    "\"uncountedTerminatedPods\":\"any\",\"ready\":\"integer\"}}",
-    .smp = sw_smp_schema_core, .columns = job_columns, .ncolumns = 4,
-    .prepare_create = job_prepare, .prepare_update = job_update, .validate = job_validate,
+    .smp = sw_smp_schema_core,
+    .columns = job_columns,
+    .ncolumns = 4,
+    .prepare_create = job_prepare,
+    .prepare_update = job_update,
+    .validate = job_validate,
     .admit = job_admit,
 };
 
@@ -156,9 +172,8 @@ static bool schedule_ok(const char *s)
     if (!s || !*s)
         return false;
     if (*s == '@')
-        return sw_str_one_of(s, (const char *const[]){"@yearly", "@annually", "@monthly",
-                                                      "@weekly", "@daily", "@midnight",
-                                                      "@hourly", NULL}) ||
+        return sw_str_one_of(s, (const char *const[]){"@yearly", "@annually", "@monthly", "@weekly",
+                                                      "@daily", "@midnight", "@hourly", NULL}) ||
                sw_str_prefix(s, "@every ");
     int fields = 0;
     for (const char *p = s; *p;) {
@@ -190,8 +205,8 @@ static int cj_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
                             sched);
     int error = sw_kind_check_enum(obj, NULL, "spec.concurrencyPolicy", policies, false);
     if (error == 0)
-        error = validate_job_spec(sw_json_at(obj, "spec.jobTemplate.spec"),
-                                  "spec.jobTemplate.spec");
+        error =
+            validate_job_spec(sw_json_at(obj, "spec.jobTemplate.spec"), "spec.jobTemplate.spec");
     return error;
 }
 
@@ -223,25 +238,38 @@ static void last_cell(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column cj_columns[] = {
-    {"Schedule", "string", "The cron schedule", 0, schedule_cell},
-    {"Suspend", "boolean", "Whether new jobs are suspended", 0, suspend_cell},
-    {"Active", "integer", "Jobs running", 0, active_cell},
-    {"Last Schedule", "string", "When a job was last scheduled", 0, last_cell},
+    {"Schedule", "string", "The cron schedule", 0, schedule_cell, NULL, NULL},
+    {"Suspend", "boolean", "Whether new jobs are suspended", 0, suspend_cell, NULL, NULL},
+    {"Active", "integer", "Jobs running", 0, active_cell, NULL, NULL},
+    {"Last Schedule", "string", "When a job was last scheduled", 0, last_cell, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(cj_admit, "CronJob")
 
 const sw_kind sw_kind_cronjob = {
-    .group = "batch", .version = "v1", .kind = "CronJob", .plural = "cronjobs",
-    .singular = "cronjob", .short_names = {"cj"}, .categories = {"all"}, .namespaced = true,
-    .has_status = true, .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
-    .schema_text = "{\"spec\":{\"schedule\":\"string\",\"timeZone\":\"string\","
-                   "\"startingDeadlineSeconds\":\"integer\",\"concurrencyPolicy\":\"string\","
-                   "\"suspend\":\"boolean\",\"jobTemplate\":{\"metadata\":\"any\",\"spec\":"
-                   JOB_SPEC "},\"successfulJobsHistoryLimit\":\"integer\","
-                   "\"failedJobsHistoryLimit\":\"integer\"},\"status\":{\"active\":[\"any\"],"
-                   "\"lastScheduleTime\":\"string\",\"lastSuccessfulTime\":\"string\"}}",
-    .smp = sw_smp_schema_core, .columns = cj_columns, .ncolumns = 4,
-    .prepare_create = cj_prepare, .prepare_update = cj_update, .validate = cj_validate,
+    .group = "batch",
+    .version = "v1",
+    .kind = "CronJob",
+    .plural = "cronjobs",
+    .singular = "cronjob",
+    .short_names = {"cj"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
+    .schema_text =
+        "{\"spec\":{\"schedule\":\"string\",\"timeZone\":\"string\","
+        "\"startingDeadlineSeconds\":\"integer\",\"concurrencyPolicy\":\"string\","
+        "\"suspend\":\"boolean\",\"jobTemplate\":{\"metadata\":\"any\",\"spec\":" JOB_SPEC
+        "},\"successfulJobsHistoryLimit\":\"integer\","
+        "\"failedJobsHistoryLimit\":\"integer\"},\"status\":{\"active\":[\"any\"],"
+        "\"lastScheduleTime\":\"string\",\"lastSuccessfulTime\":\"string\"}}",
+    .smp = sw_smp_schema_core,
+    .columns = cj_columns,
+    .ncolumns = 4,
+    .prepare_create = cj_prepare,
+    .prepare_update = cj_update,
+    .validate = cj_validate,
     .admit = cj_admit,
 };

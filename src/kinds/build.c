@@ -42,7 +42,8 @@ static int check_env_names(const json_t *spec, const char *path)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(sw_json_at(spec, path), i, e) {
+    json_array_foreach(sw_json_at(spec, path), i, e)
+    {
         const char *name = sw_json_str_at(e, "name");
         if (!sw_build_env_name_ok(name, name ? strlen(name) : 0))
             return sw_error_set(SW_EINVALID,
@@ -53,7 +54,6 @@ static int check_env_names(const json_t *spec, const char *path)
     }
     return 0;
 }
-
 
 int sw_build_validate_common(const json_t *spec)
 {
@@ -134,18 +134,19 @@ static int bc_prepare_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *
 static int check_triggers(const json_t *spec)
 {
     static const char *const types[] = {"ConfigChange", "ImageChange", "Generic", "GitHub",
-                                        "GitLab", "Bitbucket", NULL};
+                                        "GitLab",       "Bitbucket",   NULL};
     size_t i, empty_from = 0;
     json_t *t;
-    json_array_foreach(json_object_get(spec, "triggers"), i, t) {
+    json_array_foreach(json_object_get(spec, "triggers"), i, t)
+    {
         const char *type = sw_json_str_at(t, "type");
         if (!sw_str_one_of(type, types))
             return sw_error_set(SW_EINVALID,
                                 "spec.triggers[%zu].type: Unsupported value: \"%.64s\"", i,
                                 type ? type : "");
-        const char *hook = !strcmp(type, "Generic")  ? "generic"
-                           : !strcmp(type, "GitHub") ? "github"
-                           : !strcmp(type, "GitLab") ? "gitlab"
+        const char *hook = !strcmp(type, "Generic")     ? "generic"
+                           : !strcmp(type, "GitHub")    ? "github"
+                           : !strcmp(type, "GitLab")    ? "gitlab"
                            : !strcmp(type, "Bitbucket") ? "bitbucket"
                                                         : NULL;
         char path[64];
@@ -226,9 +227,9 @@ static void latest_cell(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column bc_columns[] = {
-    {"Type", "string", "The build strategy", 0, strategy_cell},
-    {"From", "string", "Where the source comes from", 0, from_cell},
-    {"Latest", "string", "The number of the newest build", 0, latest_cell},
+    {"Type", "string", "The build strategy", 0, strategy_cell, NULL, NULL},
+    {"From", "string", "Where the source comes from", 0, from_cell, NULL, NULL},
+    {"Latest", "string", "The number of the newest build", 0, latest_cell, NULL, NULL},
 };
 
 static const char *const post_verbs[] = {"create", NULL};
@@ -244,16 +245,26 @@ static const sw_subresource bc_subresources[] = {
 };
 
 const sw_kind sw_kind_buildconfig = {
-    .group = "build.openshift.io", .version = "v1", .kind = "BuildConfig",
-    .plural = "buildconfigs", .singular = "buildconfig", .short_names = {"bc"},
-    .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "build.openshift.io",
+    .version = "v1",
+    .kind = "BuildConfig",
+    .plural = "buildconfigs",
+    .singular = "buildconfig",
+    .short_names = {"bc"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"triggers\":[\"any\"],\"runPolicy\":\"string\","
                    "\"successfulBuildsHistoryLimit\":\"integer\","
                    "\"failedBuildsHistoryLimit\":\"integer\"," SW_BUILD_COMMON_SPEC "},"
                    "\"status\":{\"lastVersion\":\"integer\",\"imageChangeTriggers\":[\"any\"]}}",
-    .columns = bc_columns, .ncolumns = 3, .prepare_create = bc_prepare_create,
-    .prepare_update = bc_prepare_update, .validate = bc_validate,
+    .columns = bc_columns,
+    .ncolumns = 3,
+    .prepare_create = bc_prepare_create,
+    .prepare_update = bc_prepare_update,
+    .validate = bc_validate,
     .subresources = bc_subresources,
     .nsubresources = sizeof(bc_subresources) / sizeof(bc_subresources[0]),
 };
@@ -266,16 +277,73 @@ bool sw_build_phase_terminal(const char *phase)
            sw_str_eq(phase, "Error") || sw_str_eq(phase, "Cancelled");
 }
 
+/* OpenShift's build conditions: one per phase the build has been in, the current one True
+ * (with status.reason and status.message), the earlier ones False; a condition keeps its
+ * lastTransitionTime while its status stays. So `kubectl wait --for=condition=Complete`
+ * works. */
+static void phase_conditions(json_t *obj)
+{
+    static const char *const phases[] = {"New",    "Pending", "Running",   "Complete",
+                                         "Failed", "Error",   "Cancelled", NULL};
+    const char *phase = sw_json_str_at(obj, "status.phase");
+    if (!sw_str_one_of(phase, phases))
+        return;
+    char now[32];
+    sw_time_format(sw_time_now(), now, sizeof(now));
+    json_t *st = sw_json_obj_path(obj, "status");
+    json_t *old = json_object_get(st, "conditions"), *out = json_array();
+    bool have = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_is_array(old) ? old : NULL, i, c)
+    {
+        const char *type = sw_json_str_at(c, "type");
+        if (!json_is_object(c) || !sw_str_one_of(type, phases)) {
+            json_array_append(out, c); /* a condition of another type stays as it is */
+            continue;
+        }
+        bool current = sw_str_eq(type, phase);
+        const char *want = current ? "True" : "False";
+        json_t *copy = json_deep_copy(c);
+        if (!sw_str_eq(sw_json_str_at(c, "status"), want)) {
+            json_object_set_new(copy, "status", json_string(want));
+            json_object_set_new(copy, "lastTransitionTime", json_string(now));
+            json_object_set_new(copy, "lastUpdateTime", json_string(now));
+        }
+        if (current) {
+            have = true;
+            const char *reason = sw_json_str_at(st, "reason"), *msg = sw_json_str_at(st, "message");
+            if (!sw_str_eq(sw_json_str_at(copy, "reason"), reason ? reason : "") ||
+                !sw_str_eq(sw_json_str_at(copy, "message"), msg ? msg : "")) {
+                json_object_set_new(copy, "reason", json_string(reason ? reason : ""));
+                json_object_set_new(copy, "message", json_string(msg ? msg : ""));
+                json_object_set_new(copy, "lastUpdateTime", json_string(now));
+            }
+        }
+        json_array_append_new(out, copy);
+    }
+    if (!have) {
+        const char *reason = sw_json_str_at(st, "reason"), *msg = sw_json_str_at(st, "message");
+        json_array_append_new(out,
+                              json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", phase, "status",
+                                        "True", "lastUpdateTime", now, "lastTransitionTime", now,
+                                        "reason", reason ? reason : "", "message", msg ? msg : ""));
+    }
+    json_object_set_new(st, "conditions", out);
+}
+
 static int build_prepare_create(const sw_kind_ctx *ctx, json_t *obj)
 {
-    const char *bc = json_string_value(json_object_get(sw_json_at(obj, "metadata.labels"),
-                                                       "openshift.io/build-config.name"));
+    const char *bc = json_string_value(
+        json_object_get(sw_json_at(obj, "metadata.labels"), "openshift.io/build-config.name"));
     sw_json_set_path(obj, "status.phase", json_string("New"));
     if (bc)
         sw_json_set_path(obj, "status.config",
                          json_pack("{s:s, s:s, s:s}", "kind", "BuildConfig", "namespace",
                                    sw_json_str_at(obj, "metadata.namespace") ?: "", "name", bc));
     default_strategy_type(sw_json_obj_path(obj, "spec"));
+    json_object_del(sw_json_obj_path(obj, "status"), "conditions");
+    phase_conditions(obj);
     return 0;
 }
 
@@ -313,8 +381,8 @@ static void build_removed(const sw_kind_ctx *ctx, const char *ns, const char *na
 /* A finished build's phase never changes; phases are OpenShift's seven. */
 static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, const json_t *old)
 {
-    static const char *const phases[] = {"New", "Pending", "Running", "Complete", "Failed",
-                                         "Error", "Cancelled", NULL};
+    static const char *const phases[] = {"New",    "Pending", "Running",   "Complete",
+                                         "Failed", "Error",   "Cancelled", NULL};
     const char *was = sw_json_str_at(old, "status.phase");
     const char *now = sw_json_str_at(obj, "status.phase");
     if (!sw_str_one_of(now, phases))
@@ -329,6 +397,11 @@ static int build_prepare_status_update(const sw_kind_ctx *ctx, json_t *obj, cons
         return sw_error_set(SW_EINVALID,
                             "status.phase: Invalid value: \"%s\": a build cannot go back from %s",
                             now, was);
+    /* a writer that sent no conditions keeps the stored ones (their times stay) */
+    const json_t *kept = sw_json_at(old, "status.conditions");
+    if (kept && !sw_json_at(obj, "status.conditions"))
+        json_object_set_new(sw_json_obj_path(obj, "status"), "conditions", json_deep_copy(kept));
+    phase_conditions(obj);
     return 0;
 }
 
@@ -368,11 +441,11 @@ static void build_duration_cell(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column build_columns[] = {
-    {"Type", "string", "The build strategy", 0, strategy_cell},
-    {"From", "string", "Where the source comes from", 0, from_cell},
-    {"Status", "string", "The phase, and why", 0, build_status_cell},
-    {"Started", "string", "When the build started", 0, build_started_cell},
-    {"Duration", "string", "How long it ran", 0, build_duration_cell},
+    {"Type", "string", "The build strategy", 0, strategy_cell, NULL, NULL},
+    {"From", "string", "Where the source comes from", 0, from_cell, NULL, NULL},
+    {"Status", "string", "The phase, and why", 0, build_status_cell, NULL, NULL},
+    {"Started", "string", "When the build started", 0, build_started_cell, NULL, NULL},
+    {"Duration", "string", "How long it ran", 0, build_duration_cell, NULL, NULL},
 };
 
 static const char *const build_fields[] = {"status.phase", NULL};
@@ -386,9 +459,16 @@ static const sw_subresource build_subresources[] = {
 };
 
 const sw_kind sw_kind_build = {
-    .group = "build.openshift.io", .version = "v1", .kind = "Build", .plural = "builds",
-    .singular = "build", .categories = {"all"}, .namespaced = true, .has_status = true,
-    .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .group = "build.openshift.io",
+    .version = "v1",
+    .kind = "Build",
+    .plural = "builds",
+    .singular = "build",
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"triggeredBy\":[\"any\"]," SW_BUILD_COMMON_SPEC "},"
                    "\"status\":{\"phase\":\"string\",\"cancelled\":\"boolean\","
                    "\"reason\":\"string\",\"message\":\"string\",\"startTimestamp\":\"string\","
@@ -396,9 +476,14 @@ const sw_kind sw_kind_build = {
                    "\"outputDockerImageReference\":\"string\",\"config\":" SW_BUILD_OBJREF ","
                    "\"output\":{\"to\":{\"imageDigest\":\"string\"}},\"stages\":[\"any\"],"
                    "\"logSnippet\":\"string\",\"conditions\":[\"any\"]}}",
-    .field_selectors = build_fields, .columns = build_columns, .ncolumns = 5,
+    .field_selectors = build_fields,
+    .columns = build_columns,
+    .ncolumns = 5,
     .prepare_create = build_prepare_create,
-    .prepare_status_update = build_prepare_status_update, .validate = build_validate,
-    .committed = build_committed, .removed = build_removed, .subresources = build_subresources,
+    .prepare_status_update = build_prepare_status_update,
+    .validate = build_validate,
+    .committed = build_committed,
+    .removed = build_removed,
+    .subresources = build_subresources,
     .nsubresources = sizeof(build_subresources) / sizeof(build_subresources[0]),
 };

@@ -1,5 +1,6 @@
-/* core: the v1 core kinds the controllers need: Namespace, Secret, ConfigMap, Event, ServiceAccount.
- * Their strategies are small enough to share a file; each is still its own descriptor. */
+/* core: the v1 core kinds the controllers need: Namespace, Secret, ConfigMap, Event,
+ * ServiceAccount. Their strategies are small enough to share a file; each is still its own
+ * descriptor. */
 #include "kinds/core.h"
 
 #include "meta/names.h"
@@ -119,25 +120,38 @@ static void ns_status(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column ns_columns[] = {
-    {"Status", "string", "The status of the namespace", 0, ns_status},
+    {"Status", "string", "The status of the namespace", 0, ns_status, NULL, NULL},
 };
 
 static const char *const ns_fields[] = {"status.phase", NULL};
 /* no deletecollection: kube-apiserver does not serve it on namespaces */
-static const char *const ns_verbs[] = {"create", "delete", "get", "list",
+static const char *const ns_verbs[] = {"create", "delete", "get",   "list",
                                        "patch",  "update", "watch", NULL};
 
 const sw_kind sw_kind_namespace = {
-    .group = "", .version = "v1", .kind = "Namespace", .plural = "namespaces",
-    .singular = "namespace", .short_names = {"ns"}, .namespaced = false, .has_status = true,
+    .group = "",
+    .version = "v1",
+    .kind = "Namespace",
+    .plural = "namespaces",
+    .singular = "namespace",
+    .short_names = {"ns"},
+    .namespaced = false,
+    .has_status = true,
     .name_rule = SW_NAME_LABEL,
     .schema_text = "{\"spec\":{\"finalizers\":[\"string\"]},"
                    "\"status\":{\"phase\":\"string\",\"conditions\":[\"any\"]}}",
-    .field_selectors = ns_fields, .smp = sw_smp_schema_core,
-    .columns = ns_columns, .ncolumns = 1, .prepare_create = ns_prepare_create,
-    .prepare_update = ns_prepare_update, .validate = ns_validate,
-    .spec_subresource = "finalize", .verbs = ns_verbs, .return_deleted = true,
-    .prepare_delete = ns_prepare_delete, .removable = ns_removable,
+    .field_selectors = ns_fields,
+    .smp = sw_smp_schema_core,
+    .columns = ns_columns,
+    .ncolumns = 1,
+    .prepare_create = ns_prepare_create,
+    .prepare_update = ns_prepare_update,
+    .validate = ns_validate,
+    .spec_subresource = "finalize",
+    .verbs = ns_verbs,
+    .return_deleted = true,
+    .prepare_delete = ns_prepare_delete,
+    .removable = ns_removable,
 };
 
 /* ---- Secret ---- */
@@ -152,7 +166,8 @@ static int secret_fold_string_data(json_t *obj)
         return sw_error_set(SW_EINVALID, "stringData: Invalid value: must be a map of strings");
     const char *k;
     json_t *v;
-    json_object_foreach(sd, k, v) {
+    json_object_foreach(sd, k, v)
+    {
         if (!json_is_string(v))
             return sw_error_set(SW_EINVALID, "stringData[%s]: Invalid value: must be a string", k);
         char *enc = sw_base64_encode(json_string_value(v), json_string_length(v));
@@ -209,7 +224,8 @@ static int secret_validate(const sw_kind_ctx *ctx, const json_t *obj, const json
     json_t *v;
     if (data && !json_is_object(data) && !json_is_null(data))
         return sw_error_set(SW_EINVALID, "data: Invalid value: must be a map");
-    json_object_foreach(data, k, v) {
+    json_object_foreach(data, k, v)
+    {
         unsigned char *dec = NULL;
         size_t n = 0;
         if (!json_is_string(v) ||
@@ -236,34 +252,51 @@ static void secret_type(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column secret_columns[] = {
-    {"Type", "string", "The type of the secret", 0, secret_type},
-    {"Data", "string", "The number of keys in the secret", 0, count_data},
+    {"Type", "string", "The type of the secret", 0, secret_type, NULL, NULL},
+    {"Data", "string", "The number of keys in the secret", 0, count_data, NULL, NULL},
 };
 
 static const char *const secret_fields[] = {"type", NULL};
 
 const sw_kind sw_kind_secret = {
-    .group = "", .version = "v1", .kind = "Secret", .plural = "secrets", .singular = "secret",
-    .namespaced = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .group = "",
+    .version = "v1",
+    .kind = "Secret",
+    .plural = "secrets",
+    .singular = "secret",
+    .namespaced = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"data\":\"map\",\"stringData\":\"map\",\"type\":\"string\","
                    "\"immutable\":\"boolean\"}",
-    .field_selectors = secret_fields, .smp = sw_smp_schema_core,
-    .columns = secret_columns, .ncolumns = 2, .prepare_create = secret_prepare,
-    .prepare_update = secret_prepare_update, .validate = secret_validate,
+    .field_selectors = secret_fields,
+    .smp = sw_smp_schema_core,
+    .columns = secret_columns,
+    .ncolumns = 2,
+    .prepare_create = secret_prepare,
+    .prepare_update = secret_prepare_update,
+    .validate = secret_validate,
 };
 
 /* ---- ConfigMap ---- */
 
 static const sw_column cm_columns[] = {
-    {"Data", "string", "The number of keys in the config map", 0, count_data},
+    {"Data", "string", "The number of keys in the config map", 0, count_data, NULL, NULL},
 };
 
 const sw_kind sw_kind_configmap = {
-    .group = "", .version = "v1", .kind = "ConfigMap", .plural = "configmaps",
-    .singular = "configmap", .short_names = {"cm"}, .namespaced = true,
+    .group = "",
+    .version = "v1",
+    .kind = "ConfigMap",
+    .plural = "configmaps",
+    .singular = "configmap",
+    .short_names = {"cm"},
+    .namespaced = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"data\":\"map\",\"binaryData\":\"map\",\"immutable\":\"boolean\"}",
-    .smp = sw_smp_schema_core, .columns = cm_columns, .ncolumns = 1, .validate = cm_validate,
+    .smp = sw_smp_schema_core,
+    .columns = cm_columns,
+    .ncolumns = 1,
+    .validate = cm_validate,
 };
 
 /* ---- Event ---- */
@@ -314,21 +347,35 @@ static void ev_message(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column ev_columns[] = {
-    {"Last Seen", "string", "Time of the last occurrence", 0, ev_last_seen},
-    {"Type", "string", "Normal or Warning", 0, ev_type},
-    {"Reason", "string", "Why the event happened", 0, ev_reason},
-    {"Object", "string", "The object the event is about", 0, ev_object},
-    {"Message", "string", "What happened", 0, ev_message},
+    {"Last Seen", "string", "Time of the last occurrence", 0, ev_last_seen, NULL, NULL},
+    {"Type", "string", "Normal or Warning", 0, ev_type, NULL, NULL},
+    {"Reason", "string", "Why the event happened", 0, ev_reason, NULL, NULL},
+    {"Object", "string", "The object the event is about", 0, ev_object, NULL, NULL},
+    {"Message", "string", "What happened", 0, ev_message, NULL, NULL},
 };
 
-static const char *const ev_fields[] = {
-    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL};
+static const char *const ev_fields[] = {"involvedObject.kind",
+                                        "involvedObject.namespace",
+                                        "involvedObject.name",
+                                        "involvedObject.uid",
+                                        "involvedObject.apiVersion",
+                                        "involvedObject.resourceVersion",
+                                        "involvedObject.fieldPath",
+                                        "reason",
+                                        "reportingComponent",
+                                        "source",
+                                        "type",
+                                        NULL};
 
 const sw_kind sw_kind_event = {
-    .group = "", .version = "v1", .kind = "Event", .plural = "events", .singular = "event",
-    .short_names = {"ev"}, .namespaced = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .group = "",
+    .version = "v1",
+    .kind = "Event",
+    .plural = "events",
+    .singular = "event",
+    .short_names = {"ev"},
+    .namespaced = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text =
         "{\"involvedObject\":{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\","
         "\"uid\":\"string\",\"apiVersion\":\"string\",\"resourceVersion\":\"string\","
@@ -337,7 +384,9 @@ const sw_kind sw_kind_event = {
         "\"firstTimestamp\":\"string\",\"lastTimestamp\":\"string\",\"count\":\"integer\","
         "\"type\":\"string\",\"eventTime\":\"string\",\"series\":\"any\",\"action\":\"string\","
         "\"related\":\"any\",\"reportingComponent\":\"string\",\"reportingInstance\":\"string\"}",
-    .field_selectors = ev_fields, .smp = sw_smp_schema_core, .columns = ev_columns,
+    .field_selectors = ev_fields,
+    .smp = sw_smp_schema_core,
+    .columns = ev_columns,
     .ncolumns = 5,
 };
 
@@ -349,14 +398,22 @@ static void sa_secrets(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column sa_columns[] = {
-    {"Secrets", "string", "The number of secrets", 0, sa_secrets},
+    {"Secrets", "string", "The number of secrets", 0, sa_secrets, NULL, NULL},
 };
 
 const sw_kind sw_kind_serviceaccount = {
-    .group = "", .version = "v1", .kind = "ServiceAccount", .plural = "serviceaccounts",
-    .singular = "serviceaccount", .short_names = {"sa"}, .namespaced = true,
+    .group = "",
+    .version = "v1",
+    .kind = "ServiceAccount",
+    .plural = "serviceaccounts",
+    .singular = "serviceaccount",
+    .short_names = {"sa"},
+    .namespaced = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"secrets\":[\"any\"],\"imagePullSecrets\":[{\"name\":\"string\"}],"
                    "\"automountServiceAccountToken\":\"boolean\"}",
-    .smp = sw_smp_schema_core, .columns = sa_columns, .ncolumns = 1, .return_deleted = true,
+    .smp = sw_smp_schema_core,
+    .columns = sa_columns,
+    .ncolumns = 1,
+    .return_deleted = true,
 };

@@ -57,8 +57,7 @@ static void default_strategy(json_t *spec)
         sw_json_default(p, "maxSurge", json_string("25%"));
     } else if (sw_str_eq(sw_json_str_at(st, "type"), "Recreate")) {
         sw_json_default(st, "recreateParams", json_object());
-        sw_json_default(json_object_get(st, "recreateParams"), "timeoutSeconds",
-                        json_integer(600));
+        sw_json_default(json_object_get(st, "recreateParams"), "timeoutSeconds", json_integer(600));
     }
     sw_json_default(st, "resources", json_object());
     sw_json_default(st, "activeDeadlineSeconds", json_integer(21600));
@@ -373,10 +372,9 @@ json_t *sw_dc_causes(const json_t *dc, const json_t *rc, bool force)
             continue;
         }
         if (version == 0 || !runs(rc, last))
-            json_array_append_new(causes,
-                                  json_pack("{s:s, s:{s:{s:s, s:s}}}", "type", "ImageChange",
-                                            "imageTrigger", "from", "kind", "DockerImage", "name",
-                                            last));
+            json_array_append_new(causes, json_pack("{s:s, s:{s:{s:s, s:s}}}", "type",
+                                                    "ImageChange", "imageTrigger", "from", "kind",
+                                                    "DockerImage", "name", last));
     }
     if (version == 0 && has_config_trigger(dc)) {
         json_array_clear(causes);
@@ -562,8 +560,9 @@ static int dc_rollback(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r
     sw_dc_rc_name(r->name, rev, rcname, sizeof(rcname));
     error = o->get(o, &sw_kind_replicationcontroller, r->ns, rcname, &rc);
     if (error == SW_ENOTFOUND)
-        error = sw_error_set(SW_EINVALID, "couldn't find deployment for rollback: revision %lld "
-                                          "of \"%s/%s\" does not exist",
+        error = sw_error_set(SW_EINVALID,
+                             "couldn't find deployment for rollback: revision %lld "
+                             "of \"%s/%s\" does not exist",
                              (long long)rev, r->ns, r->name);
     if (error < 0)
         goto done;
@@ -602,8 +601,7 @@ static int dc_rollback(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r
             json_object_set_new(sw_json_obj_path(t, "imageChangeParams"), "automatic",
                                 json_false());
     }
-    json_object_set_new(sw_json_obj_path(dc, "status"), "latestVersion",
-                        json_integer(latest + 1));
+    json_object_set_new(sw_json_obj_path(dc, "status"), "latestVersion", json_integer(latest + 1));
     out->obj = json_incref(dc);
 done:
     json_decref(from);
@@ -635,10 +633,10 @@ static void triggered_by_cell(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column dc_columns[] = {
-    {"Revision", "integer", "The latest version", 0, revision_cell},
-    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell},
-    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell},
-    {"Triggered By", "string", "What starts a new version", 0, triggered_by_cell},
+    {"Revision", "integer", "The latest version", 0, revision_cell, NULL, NULL},
+    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell, NULL, NULL},
+    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell, NULL, NULL},
+    {"Triggered By", "string", "What starts a new version", 0, triggered_by_cell, NULL, NULL},
 };
 
 static const char *const post_verbs[] = {"create", NULL};
@@ -648,9 +646,16 @@ static const sw_subresource dc_subresources[] = {
 };
 
 const sw_kind sw_kind_deploymentconfig = {
-    .group = "apps.openshift.io", .version = "v1", .kind = "DeploymentConfig",
-    .plural = "deploymentconfigs", .singular = "deploymentconfig", .short_names = {"dc"},
-    .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "apps.openshift.io",
+    .version = "v1",
+    .kind = "DeploymentConfig",
+    .plural = "deploymentconfigs",
+    .singular = "deploymentconfig",
+    .short_names = {"dc"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text =
         "{\"spec\":{\"strategy\":\"any\",\"minReadySeconds\":\"integer\",\"triggers\":[{"
@@ -665,8 +670,13 @@ const sw_kind sw_kind_deploymentconfig = {
         "\"replicas\":\"integer\",\"updatedReplicas\":\"integer\",\"availableReplicas\":"
         "\"integer\",\"unavailableReplicas\":\"integer\",\"readyReplicas\":\"integer\","
         "\"details\":\"any\",\"conditions\":[\"any\"]}}",
-    .smp = sw_smp_schema_core, .columns = dc_columns, .ncolumns = 4,
-    .prepare_create = dc_prepare, .prepare_update = dc_update, .carry_status = dc_carry_status,
+    .smp = sw_smp_schema_core,
+    .columns = dc_columns,
+    .ncolumns = 4,
+    .prepare_create = dc_prepare,
+    .prepare_update = dc_update,
+    .carry_status = dc_carry_status,
     .validate = dc_validate,
-    .subresources = dc_subresources, .nsubresources = 2,
+    .subresources = dc_subresources,
+    .nsubresources = 2,
 };

@@ -9,7 +9,7 @@ static void image_ref(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column image_columns[] = {
-    {"Image Reference", "string", "The pull spec of the image", 0, image_ref},
+    {"Image Reference", "string", "The pull spec of the image", 0, image_ref, NULL, NULL},
 };
 
 /* dockerImageReference must parse as an image reference (OpenShift validates it too). */

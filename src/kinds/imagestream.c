@@ -522,9 +522,9 @@ static void is_updated(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column is_columns[] = {
-    {"Image Repository", "string", "Where the stream's images are pushed", 0, is_repo},
-    {"Tags", "string", "The tags with images", 0, is_tags},
-    {"Updated", "string", "When the newest tag changed", 0, is_updated},
+    {"Image Repository", "string", "Where the stream's images are pushed", 0, is_repo, NULL, NULL},
+    {"Tags", "string", "The tags with images", 0, is_tags, NULL, NULL},
+    {"Updated", "string", "When the newest tag changed", 0, is_updated, NULL, NULL},
 };
 
 const sw_kind sw_kind_imagestream = {

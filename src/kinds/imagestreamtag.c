@@ -18,8 +18,7 @@ static int not_found(const char *name)
 }
 
 /* The Image of a tag event, with the event's pull spec; a minimal one when not stored. */
-static json_t *event_image(sw_objects *o, const json_t *stream, const char *tag,
-                           const json_t *ev)
+static json_t *event_image(sw_objects *o, const json_t *stream, const char *tag, const json_t *ev)
 {
     json_t *img = NULL;
     const char *id = sw_json_str_at(ev, "image");
@@ -56,12 +55,12 @@ json_t *sw_istag_build(const sw_kind_ctx *ctx, sw_objects *o, const json_t *stre
                              sw_json_str_at(stream, "metadata.uid") ?: "", "resourceVersion",
                              sw_json_str_at(stream, "metadata.resourceVersion") ?: "",
                              "creationTimestamp", sw_json_str_at(head, "created") ?: "");
-    json_t *out = json_pack("{s:s, s:s, s:o, s:O, s:I, s:o, s:o}", "kind", "ImageStreamTag",
-                            "apiVersion", "image.openshift.io/v1", "metadata", meta, "tag",
-                            spec ? spec : json_null(), "generation", (json_int_t)gen,
-                            "lookupPolicy",
-                            lookup ? json_incref(lookup) : json_pack("{s:b}", "local", 0),
-                            "image", event_image(o, stream, tag, head));
+    json_t *out =
+        json_pack("{s:s, s:s, s:o, s:O, s:I, s:o, s:o}", "kind", "ImageStreamTag", "apiVersion",
+                  "image.openshift.io/v1", "metadata", meta, "tag", spec ? spec : json_null(),
+                  "generation", (json_int_t)gen, "lookupPolicy",
+                  lookup ? json_incref(lookup) : json_pack("{s:b}", "local", 0), "image",
+                  event_image(o, stream, tag, head));
     json_t *conds = json_object_get(st, "conditions");
     if (conds)
         json_object_set(out, "conditions", conds);
@@ -94,8 +93,10 @@ static int istag_list(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, jso
     size_t i, j;
     json_t *s, *st;
     *items = json_array();
-    json_array_foreach(streams, i, s) {
-        json_array_foreach(sw_json_at(s, "status.tags"), j, st) {
+    json_array_foreach(streams, i, s)
+    {
+        json_array_foreach(sw_json_at(s, "status.tags"), j, st)
+        {
             json_t *t = sw_istag_build(ctx, o, s, sw_json_str_at(st, "tag"));
             if (t)
                 json_array_append_new(*items, t);
@@ -207,7 +208,8 @@ static void remove_named(json_t *arr, const char *field, const char *value)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(arr, i, e) {
+    json_array_foreach(arr, i, e)
+    {
         if (sw_str_eq(sw_json_str_at(e, field), value))
             json_array_remove(arr, i--);
     }
@@ -224,9 +226,8 @@ static int istag_delete(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, c
         json_decref(saved);
         stream = saved = NULL;
         error = o->get(o, &sw_kind_imagestream, ns, sname, &stream);
-        if (error == SW_ENOTFOUND ||
-            (error == 0 && !sw_imagestream_spec_tag(stream, tag) &&
-             !sw_imagestream_status_tag(stream, tag)))
+        if (error == SW_ENOTFOUND || (error == 0 && !sw_imagestream_spec_tag(stream, tag) &&
+                                      !sw_imagestream_status_tag(stream, tag)))
             error = not_found(name);
         if (error < 0)
             break;
@@ -248,7 +249,10 @@ static int istag_delete(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, c
 }
 
 static const sw_virtual_ops istag_ops = {
-    .get = istag_get, .list = istag_list, .create = istag_create, .update = istag_update,
+    .get = istag_get,
+    .list = istag_list,
+    .create = istag_create,
+    .update = istag_update,
     .del = istag_delete,
 };
 
@@ -260,14 +264,21 @@ static void istag_image(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column istag_columns[] = {
-    {"Image Reference", "string", "The pull spec of the tag's image", 0, istag_image},
+    {"Image Reference", "string", "The pull spec of the tag's image", 0, istag_image, NULL, NULL},
 };
 
 const sw_kind sw_kind_imagestreamtag = {
-    .group = "image.openshift.io", .version = "v1", .kind = "ImageStreamTag",
-    .plural = "imagestreamtags", .singular = "imagestreamtag", .short_names = {"istag"},
+    .group = "image.openshift.io",
+    .version = "v1",
+    .kind = "ImageStreamTag",
+    .plural = "imagestreamtags",
+    .singular = "imagestreamtag",
+    .short_names = {"istag"},
     .namespaced = true,
     .schema_text = "{\"tag\":\"any\",\"generation\":\"integer\",\"lookupPolicy\":\"any\","
                    "\"conditions\":[\"any\"],\"image\":\"any\"}",
-    .columns = istag_columns, .ncolumns = 1, .virt = &istag_ops, .verbs = istag_verbs,
+    .columns = istag_columns,
+    .ncolumns = 1,
+    .virt = &istag_ops,
+    .verbs = istag_verbs,
 };

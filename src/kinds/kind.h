@@ -87,12 +87,17 @@ typedef struct sw_column {
     int priority;     /* >0: only with -o wide */
     /* Appends the cell text for obj. */
     void (*cell)(const json_t *obj, sw_buf *out);
+    /* When cell is NULL: the cell is the first match of this JSONPath (meta/jsonpath.h), null
+     * when none, a human age for type "date" (a CRD's additionalPrinterColumns). */
+    const char *json_path;
+    const char *format;
 } sw_column;
 
 enum { SW_NAME_SUBDOMAIN = 0, SW_NAME_LABEL = 1, SW_NAME_PATH_SEGMENT = 2 };
 
 /* A request to a custom subresource of a stored kind (buildconfigs/<n>/instantiate ...). */
 typedef struct sw_subreq {
+    const sw_kind *kind; /* the parent's */
     const char *method;
     const char *ns;   /* NULL for cluster-scoped kinds */
     const char *name; /* the parent object */
@@ -147,6 +152,7 @@ struct sw_kind {
     const sw_smp_schema *(*smp)(void);    /* strategic merge keys; NULL: merge semantics */
     const sw_column *columns;             /* extra table columns between Name and Age */
     size_t ncolumns;
+    bool no_age; /* no automatic Age column (a CRD with additionalPrinterColumns) */
 
     /* Strategy; every callback may be NULL. Errors are SW_E* codes with sw_error_set. */
     int (*prepare_create)(const sw_kind_ctx *ctx, json_t *obj);
@@ -198,12 +204,38 @@ struct sw_kind {
     /* Custom subresources of a stored kind, besides status. */
     const sw_subresource *subresources;
     size_t nsubresources;
+
+    /* Kinds registered at run time (CustomResourceDefinitions, kinds/crd.h): set by the
+     * registry, never in a static descriptor. data is what the registrant keeps with the kind
+     * (a CRD version's compiled schema and columns). */
+    bool dynamic;
+    const void *data;
 };
 
-/* The registered kinds, in discovery order. */
-const sw_kind *const *sw_kinds_all(size_t *count);
+/* The kind registry: the built-in kinds (a static table) and the kinds registered at run time.
+ * A run-time kind is reference-counted: every lookup below takes a reference the caller gives
+ * back with sw_kind_release (a no-op for built-in kinds), so a request or a watch that holds a
+ * kind keeps it valid after its CRD is deleted; it is destroyed after unregister and the last
+ * release. Thread-safe. */
+
+/* Every kind, in discovery order (built-in first, then run-time ones in registration order): a
+ * sw_malloc'd array of references, freed with sw_kinds_list_free. */
+const sw_kind **sw_kinds_list(size_t *count);
+void sw_kinds_list_free(const sw_kind **kinds, size_t count);
+/* The kind serving group/plural (in version, or any when version is NULL), referenced. */
 const sw_kind *sw_kinds_find(const char *group, const char *version, const char *plural);
 const sw_kind *sw_kinds_find_kind(const char *group, const char *kind);
+/* Another reference to k (returned), and giving one back. NULL is fine for both. */
+const sw_kind *sw_kind_ref(const sw_kind *k);
+void sw_kind_release(const sw_kind *k);
+/* Registers a copy of tmpl (its strings must live in data, or be static): lookups find it from
+ * now. data is the registrant's and destroy(data) runs when the kind is destroyed (after
+ * sw_kinds_unregister and the last release). *out (may be NULL) gets a reference.
+ * SW_EEXISTS when a kind serves tmpl's group/version/plural already (data is then not taken). */
+int sw_kinds_register(const sw_kind *tmpl, void *data, void (*destroy)(void *data),
+                      const sw_kind **out);
+/* Lookups stop finding k (a reference the caller holds stays valid until released). */
+void sw_kinds_unregister(const sw_kind *k);
 /* Whether k serves verb ("get", "list", "watch", "create", "update", "patch", "delete",
  * "deletecollection"). */
 bool sw_kind_serves(const sw_kind *k, const char *verb);

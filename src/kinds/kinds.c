@@ -2,6 +2,7 @@
 #include "kinds/kind.h"
 
 #include "meta/schema.h"
+#include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -17,22 +18,35 @@ extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_ki
     sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build, sw_kind_managedimage,
     sw_kind_pod, sw_kind_replicationcontroller, sw_kind_deployment, sw_kind_replicaset,
     sw_kind_statefulset, sw_kind_daemonset, sw_kind_controllerrevision, sw_kind_job,
-    sw_kind_cronjob, sw_kind_deploymentconfig;
+    sw_kind_cronjob, sw_kind_deploymentconfig, sw_kind_crd;
 
 static const sw_kind *const table[] = {
-    &sw_kind_namespace,          &sw_kind_secret,
-    &sw_kind_configmap,          &sw_kind_event,
-    &sw_kind_serviceaccount,     &sw_kind_pod,
-    &sw_kind_replicationcontroller, &sw_kind_lease,
-    &sw_kind_deployment,         &sw_kind_replicaset,
-    &sw_kind_statefulset,        &sw_kind_daemonset,
-    &sw_kind_controllerrevision, &sw_kind_job,
+    &sw_kind_namespace,
+    &sw_kind_secret,
+    &sw_kind_configmap,
+    &sw_kind_event,
+    &sw_kind_serviceaccount,
+    &sw_kind_pod,
+    &sw_kind_replicationcontroller,
+    &sw_kind_lease,
+    &sw_kind_deployment,
+    &sw_kind_replicaset,
+    &sw_kind_statefulset,
+    &sw_kind_daemonset,
+    &sw_kind_controllerrevision,
+    &sw_kind_job,
     &sw_kind_cronjob,
-    &sw_kind_imagestream,        &sw_kind_image,
-    &sw_kind_imagestreamtag,     &sw_kind_imagestreamimage,
-    &sw_kind_imagestreammapping, &sw_kind_imagestreamimport,
-    &sw_kind_buildconfig,        &sw_kind_build,
-    &sw_kind_managedimage,       &sw_kind_deploymentconfig,
+    &sw_kind_imagestream,
+    &sw_kind_image,
+    &sw_kind_imagestreamtag,
+    &sw_kind_imagestreamimage,
+    &sw_kind_imagestreammapping,
+    &sw_kind_imagestreamimport,
+    &sw_kind_buildconfig,
+    &sw_kind_build,
+    &sw_kind_managedimage,
+    &sw_kind_deploymentconfig,
+    &sw_kind_crd,
 };
 #define NKINDS (sizeof(table) / sizeof(table[0]))
 
@@ -51,10 +65,126 @@ static void parse_schemas(void)
     }
 }
 
-const sw_kind *const *sw_kinds_all(size_t *count)
+/* ---- run-time kinds ---- */
+
+typedef struct dyn {
+    sw_kind k; /* first: a registered kind's pointer is its dyn's */
+    int refs;  /* under lock for changes to zero; __atomic otherwise */
+    bool removed;
+    void *data;
+    void (*destroy)(void *data);
+    struct dyn *next;
+} dyn;
+
+static pthread_mutex_t dyn_lock = PTHREAD_MUTEX_INITIALIZER;
+static dyn *dyns; /* registered, oldest first */
+
+const sw_kind *sw_kind_ref(const sw_kind *k)
 {
-    *count = NKINDS;
-    return table;
+    if (k && k->dynamic)
+        __atomic_add_fetch(&((dyn *)(void *)k)->refs, 1, __ATOMIC_RELAXED);
+    return k;
+}
+
+void sw_kind_release(const sw_kind *k)
+{
+    if (!k || !k->dynamic)
+        return;
+    dyn *d = (dyn *)(void *)k;
+    pthread_mutex_lock(&dyn_lock);
+    bool last = __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0;
+    pthread_mutex_unlock(&dyn_lock);
+    if (last) { /* only an unregistered kind loses its registry reference */
+        if (d->destroy)
+            d->destroy(d->data);
+        sw_free(d);
+    }
+}
+
+int sw_kinds_register(const sw_kind *tmpl, void *data, void (*destroy)(void *data),
+                      const sw_kind **out)
+{
+    pthread_mutex_lock(&dyn_lock);
+    for (size_t i = 0; i < NKINDS; i++)
+        if (!strcmp(table[i]->group, tmpl->group) && !strcmp(table[i]->plural, tmpl->plural))
+            goto taken;
+    for (dyn *d = dyns; d; d = d->next)
+        if (!strcmp(d->k.group, tmpl->group) && !strcmp(d->k.plural, tmpl->plural) &&
+            !strcmp(d->k.version, tmpl->version))
+            goto taken;
+    dyn *d = sw_calloc(1, sizeof(*d));
+    d->k = *tmpl;
+    d->k.dynamic = true;
+    d->k.data = data;
+    d->data = data;
+    d->destroy = destroy;
+    d->refs = out ? 2 : 1; /* the registry's, and the caller's */
+    dyn **tail = &dyns;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = d;
+    pthread_mutex_unlock(&dyn_lock);
+    if (out)
+        *out = &d->k;
+    return 0;
+taken:
+    pthread_mutex_unlock(&dyn_lock);
+    return sw_error_set(SW_EEXISTS, "%s.%s/%s is served already", tmpl->plural, tmpl->group,
+                        tmpl->version);
+}
+
+void sw_kinds_unregister(const sw_kind *k)
+{
+    if (!k || !k->dynamic)
+        return;
+    pthread_mutex_lock(&dyn_lock);
+    bool found = false;
+    for (dyn **p = &dyns; *p; p = &(*p)->next)
+        if (&(*p)->k == k) {
+            dyn *d = *p;
+            *p = d->next;
+            d->removed = true;
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&dyn_lock);
+    if (found)
+        sw_kind_release(k); /* the registry's reference */
+}
+
+/* Under dyn_lock: the run-time kind matching, referenced, or NULL. */
+static const sw_kind *find_dyn(const char *group, const char *version, const char *plural,
+                               const char *kind)
+{
+    for (dyn *d = dyns; d; d = d->next)
+        if (!strcmp(d->k.group, group) && (!version || !strcmp(d->k.version, version)) &&
+            (!plural || !strcmp(d->k.plural, plural)) && (!kind || !strcmp(d->k.kind, kind)))
+            return sw_kind_ref(&d->k);
+    return NULL;
+}
+
+const sw_kind **sw_kinds_list(size_t *count)
+{
+    pthread_mutex_lock(&dyn_lock);
+    size_t n = NKINDS;
+    for (dyn *d = dyns; d; d = d->next)
+        n++;
+    const sw_kind **out = sw_calloc(n + 1, sizeof(*out));
+    for (size_t i = 0; i < NKINDS; i++)
+        out[i] = table[i];
+    size_t i = NKINDS;
+    for (dyn *d = dyns; d; d = d->next)
+        out[i++] = sw_kind_ref(&d->k);
+    pthread_mutex_unlock(&dyn_lock);
+    *count = n;
+    return out;
+}
+
+void sw_kinds_list_free(const sw_kind **kinds, size_t count)
+{
+    for (size_t i = 0; kinds && i < count; i++)
+        sw_kind_release(kinds[i]);
+    sw_free(kinds);
 }
 
 const sw_kind *sw_kinds_find(const char *group, const char *version, const char *plural)
@@ -63,7 +193,10 @@ const sw_kind *sw_kinds_find(const char *group, const char *version, const char 
         if (!strcmp(table[i]->group, group) && !strcmp(table[i]->plural, plural) &&
             (!version || !strcmp(table[i]->version, version)))
             return table[i];
-    return NULL;
+    pthread_mutex_lock(&dyn_lock);
+    const sw_kind *k = find_dyn(group, version, plural, NULL);
+    pthread_mutex_unlock(&dyn_lock);
+    return k;
 }
 
 const sw_kind *sw_kinds_find_kind(const char *group, const char *kind)
@@ -71,7 +204,10 @@ const sw_kind *sw_kinds_find_kind(const char *group, const char *kind)
     for (size_t i = 0; i < NKINDS; i++)
         if (!strcmp(table[i]->group, group) && !strcmp(table[i]->kind, kind))
             return table[i];
-    return NULL;
+    pthread_mutex_lock(&dyn_lock);
+    const sw_kind *k = find_dyn(group, NULL, NULL, kind);
+    pthread_mutex_unlock(&dyn_lock);
+    return k;
 }
 
 bool sw_kind_serves(const sw_kind *k, const char *verb)

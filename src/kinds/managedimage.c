@@ -231,20 +231,28 @@ static void reason_cell(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column mi_columns[] = {
-    {"Image", "string", "The image in the registry (repository@digest)", 0, image_cell},
+    {"Image", "string", "The image in the registry (repository@digest)", 0, image_cell, NULL, NULL},
     {"Ready", "string", "Whether the image exists and was built from the current inputs", 0,
-     ready_cell},
-    {"Reason", "string", "Why it is (not) ready", 0, reason_cell},
+     ready_cell, NULL, NULL},
+    {"Reason", "string", "Why it is (not) ready", 0, reason_cell, NULL, NULL},
 };
 
-#define COND "{\"type\":\"string\",\"status\":\"string\",\"reason\":\"string\"," \
-             "\"message\":\"string\",\"lastTransitionTime\":\"string\","           \
-             "\"observedGeneration\":\"integer\"}"
+#define COND                                                                                       \
+    "{\"type\":\"string\",\"status\":\"string\",\"reason\":\"string\","                            \
+    "\"message\":\"string\",\"lastTransitionTime\":\"string\","                                    \
+    "\"observedGeneration\":\"integer\"}"
 
 const sw_kind sw_kind_managedimage = {
-    .group = "image.slipway.dev", .version = "v1alpha1", .kind = SW_MI_KIND,
-    .plural = "managedimages", .singular = "managedimage", .short_names = {"mi"},
-    .categories = {"all"}, .namespaced = true, .has_status = true, .spec_generation = true,
+    .group = "image.slipway.dev",
+    .version = "v1alpha1",
+    .kind = SW_MI_KIND,
+    .plural = "managedimages",
+    .singular = "managedimage",
+    .short_names = {"mi"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{" SW_BUILD_COMMON_SPEC ",\"policy\":{"
                    "\"rebuildOnBaseImageChange\":\"boolean\",\"verifyIntervalSeconds\":"
@@ -254,6 +262,9 @@ const sw_kind sw_kind_managedimage = {
                    "\"latestImage\":\"string\",\"latestBuild\":\"string\",\"inputs\":{"
                    "\"generation\":\"integer\",\"specHash\":\"string\",\"baseImage\":\"string\","
                    "\"sourceRevision\":\"string\"}}}",
-    .columns = mi_columns, .ncolumns = 3, .prepare_create = mi_prepare_create,
-    .prepare_update = mi_prepare_update, .validate = mi_validate,
+    .columns = mi_columns,
+    .ncolumns = 3,
+    .prepare_create = mi_prepare_create,
+    .prepare_update = mi_prepare_update,
+    .validate = mi_validate,
 };

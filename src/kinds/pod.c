@@ -70,8 +70,8 @@ static void pod_ready(const json_t *obj, sw_buf *out)
 {
     size_t ready = 0, i;
     json_t *cs;
-    json_array_foreach(sw_json_at(obj, "status.containerStatuses"), i, cs)
-        ready += sw_json_bool_at(cs, "ready");
+    json_array_foreach(sw_json_at(obj, "status.containerStatuses"), i, cs) ready +=
+        sw_json_bool_at(cs, "ready");
     sw_buf_printf(out, "%zu/%zu", ready, json_array_size(sw_json_at(obj, "spec.containers")));
 }
 
@@ -99,25 +99,37 @@ static void pod_node(const json_t *obj, sw_buf *out)
 }
 
 static const sw_column pod_columns[] = {
-    {"Ready", "string", "Ready containers out of all", 0, pod_ready},
-    {"Status", "string", "The pod's phase (slipway runs no pods: Pending)", 0, pod_status},
-    {"Restarts", "integer", "Container restarts", 0, pod_restarts},
-    {"Node", "string", "The node it is bound to", 1, pod_node},
+    {"Ready", "string", "Ready containers out of all", 0, pod_ready, NULL, NULL},
+    {"Status", "string", "The pod's phase (slipway runs no pods: Pending)", 0, pod_status, NULL,
+     NULL},
+    {"Restarts", "integer", "Container restarts", 0, pod_restarts, NULL, NULL},
+    {"Node", "string", "The node it is bound to", 1, pod_node, NULL, NULL},
 };
 
-static const char *const pod_fields[] = {"spec.nodeName", "spec.restartPolicy",
+static const char *const pod_fields[] = {"spec.nodeName",      "spec.restartPolicy",
                                          "spec.schedulerName", "spec.serviceAccountName",
-                                         "status.phase", NULL};
+                                         "status.phase",       NULL};
 
 SW_IMAGE_POLICY_ADMIT(pod_admit, "Pod")
 
 const sw_kind sw_kind_pod = {
-    .group = "", .version = "v1", .kind = "Pod", .plural = "pods", .singular = "pod",
-    .short_names = {"po"}, .categories = {"all"}, .namespaced = true, .has_status = true,
+    .group = "",
+    .version = "v1",
+    .kind = "Pod",
+    .plural = "pods",
+    .singular = "pod",
+    .short_names = {"po"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
     .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":" SW_POD_SPEC_SCHEMA ",\"status\":\"any\"}",
-    .field_selectors = pod_fields, .smp = sw_smp_schema_core, .columns = pod_columns,
-    .ncolumns = 4, .prepare_create = pod_prepare, .prepare_update = pod_update,
+    .field_selectors = pod_fields,
+    .smp = sw_smp_schema_core,
+    .columns = pod_columns,
+    .ncolumns = 4,
+    .prepare_create = pod_prepare,
+    .prepare_update = pod_update,
     .validate = pod_validate,
     .admit = pod_admit,
 };
@@ -156,26 +168,38 @@ static int rc_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
 }
 
 static const sw_column rc_columns[] = {
-    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell},
-    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell},
-    {"Ready", "integer", "Ready replicas", 0, sw_workload_ready_cell},
-    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell},
-    {"Images", "string", "The template's images", 1, sw_workload_images_cell},
+    {"Desired", "integer", "Desired replicas", 0, sw_workload_desired_cell, NULL, NULL},
+    {"Current", "integer", "Current replicas", 0, sw_workload_current_cell, NULL, NULL},
+    {"Ready", "integer", "Ready replicas", 0, sw_workload_ready_cell, NULL, NULL},
+    {"Containers", "string", "The template's containers", 1, sw_workload_containers_cell, NULL,
+     NULL},
+    {"Images", "string", "The template's images", 1, sw_workload_images_cell, NULL, NULL},
 };
 
 SW_IMAGE_POLICY_ADMIT(rc_admit, "ReplicationController")
 
 const sw_kind sw_kind_replicationcontroller = {
-    .group = "", .version = "v1", .kind = "ReplicationController",
-    .plural = "replicationcontrollers", .singular = "replicationcontroller",
-    .short_names = {"rc"}, .categories = {"all"}, .namespaced = true, .has_status = true,
-    .spec_generation = true, .name_rule = SW_NAME_SUBDOMAIN,
+    .group = "",
+    .version = "v1",
+    .kind = "ReplicationController",
+    .plural = "replicationcontrollers",
+    .singular = "replicationcontroller",
+    .short_names = {"rc"},
+    .categories = {"all"},
+    .namespaced = true,
+    .has_status = true,
+    .spec_generation = true,
+    .name_rule = SW_NAME_SUBDOMAIN,
     .schema_text = "{\"spec\":{\"replicas\":\"integer\",\"minReadySeconds\":\"integer\","
                    "\"selector\":\"map\",\"template\":" SW_POD_TEMPLATE_SCHEMA "},"
                    "\"status\":{\"replicas\":\"integer\",\"fullyLabeledReplicas\":\"integer\","
                    "\"readyReplicas\":\"integer\",\"availableReplicas\":\"integer\","
                    "\"observedGeneration\":\"integer\",\"conditions\":[\"any\"]}}",
-    .smp = sw_smp_schema_core, .columns = rc_columns, .ncolumns = 5,
-    .prepare_create = rc_prepare, .prepare_update = rc_update, .validate = rc_validate,
+    .smp = sw_smp_schema_core,
+    .columns = rc_columns,
+    .ncolumns = 5,
+    .prepare_create = rc_prepare,
+    .prepare_update = rc_update,
+    .validate = rc_validate,
     .admit = rc_admit,
 };

@@ -221,6 +221,11 @@ check_directory()
     check_pushed "directory build" dir-1 dir latest
     D_DIR=$DIGEST
     expect_contains "--follow shows the pushed digest" "Successfully pushed $REG/$NS/dir:latest@$D_DIR" "$OUT"
+    expect_ok "kubectl wait --for=condition=Complete (OpenShift's build conditions)" \
+        kc wait -n "$NS" --for=condition=Complete build/dir-1 --timeout=10s
+    expect_eq "one condition per phase it went through, the current one True" \
+        "New=False Pending=False Running=False Complete=True" \
+        "$(bq dir-1 '" ".join(c["type"] + "=" + c["status"] for c in at("status.conditions"))')"
     expect_eq "stages reported" "FetchInputs PullImages Build PushImage" \
         "$(bq dir-1 '" ".join(s["name"] for s in at("status.stages"))')"
     expect_eq "config: Env" '["APP_HOME=/app", "MODE=test"]' "$(cfg "$NS/dir:latest" 'at("config.Env")')"
@@ -522,6 +527,8 @@ spec:
     t0=$(date +%s%N)
     expect_ok "cancel-build mid-run" sw cancel-build cancel-1
     wait_build cancel-1 Cancelled/CancelledBuild 8
+    expect_eq "a cancelled build's condition carries the reason" "True CancelledBuild" \
+        "$(bq cancel-1 '[c["status"] + " " + c["reason"] for c in at("status.conditions") if c["type"] == "Cancelled"][0]')"
     expect_eq "cancelled: the message" "The build was cancelled by the user." "$(bq cancel-1 'at("status.message")')"
     stopped_by_sigterm cancel-1 "$BPID" "$t0"
     untagged "cancelled" cancel latest

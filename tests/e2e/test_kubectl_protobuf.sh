@@ -75,9 +75,10 @@ check_conflict_and_unsupported()
 {
     expect_fails "a second create is AlreadyExists" 'configmaps "c" already exists' \
         kc create configmap c --from-literal=a=b -n default
-    expect_fails "an undecoded kind gets 415 naming it" "PriorityClass" \
-        kc create priorityclass pc --value=5
-    expect_contains "415 says to send JSON" "application/json" "$OUT"
+    expect_fails "a kind slipway does not serve gets 404, as from kube-apiserver" \
+        "the server could not find the requested resource" kc create priorityclass pc --value=5
+    expect_fails "kubectl create token (no TokenRequest yet): 404, not 415" \
+        "the server could not find the requested resource" kc create token default -n default
 }
 
 check_raw_bad_body()

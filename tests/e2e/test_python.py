@@ -1,10 +1,13 @@
 """End-to-end: the official Python kubernetes client (Debian python3-kubernetes)
 against a real `slipway server`: typed CoreV1Api on namespaces, secrets and
-configmaps; the dynamic client on image.openshift.io/v1 ImageStreams (CRUD,
+configmaps; the typed discovery calls (trailing slashes, group discovery), 404 for
+unserved resources whatever the body, a namespace's default ServiceAccount and
+kube-root-ca.crt; the dynamic client on image.openshift.io/v1 ImageStreams (CRUD,
 default strategic-merge patch, status subresource, generation rules, watch,
 bookmarks, delete with propagationPolicy, limit/continue pagination)."""
 
 import base64
+import json
 import os
 import sys
 import threading
@@ -100,8 +103,73 @@ def test_secrets(c, core, ns):
     c.raises(lambda: core.delete_namespaced_secret("s1", ns), 404, "delete again: 404")
 
 
+def wait_read(read, secs=10.0):
+    """read()'s result once it stops raising 404 (polls up to secs), else None."""
+    deadline = time.monotonic() + secs
+    while True:
+        try:
+            return read()
+        except ApiException as e:
+            if e.status != 404:
+                raise
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.1)
+
+
+def test_namespace_defaults(c, srv, core, ns):
+    c.section("a namespace's default ServiceAccount and kube-root-ca.crt")
+    sa = wait_read(lambda: core.read_namespaced_service_account("default", ns))
+    c.ok(sa is not None, "the default ServiceAccount appears")
+    cm = wait_read(lambda: core.read_namespaced_config_map("kube-root-ca.crt", ns))
+    c.ok(cm is not None, "the kube-root-ca.crt ConfigMap appears")
+    c.eq((cm.data or {}).get("ca.crt") if cm else None, srv.ca_pem,
+         "it carries the CA the kubeconfig trusts")
+    core.delete_namespaced_service_account("default", ns)
+    core.patch_namespaced_config_map("kube-root-ca.crt", ns, {"data": {"ca.crt": "tampered"}})
+    core.patch_namespace(ns, {"metadata": {"labels": {"touched": "yes"}}})
+    sa = wait_read(lambda: core.read_namespaced_service_account("default", ns))
+    c.ok(sa is not None, "a deleted default ServiceAccount comes back (on the namespace's next event)")
+    deadline = time.monotonic() + 10
+    while core.read_namespaced_config_map("kube-root-ca.crt", ns).data.get("ca.crt") != srv.ca_pem \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    c.eq(core.read_namespaced_config_map("kube-root-ca.crt", ns).data.get("ca.crt"), srv.ca_pem,
+         "an edited kube-root-ca.crt is put right")
+
+
+def test_discovery_paths(c, srv, api, core):
+    c.section("typed discovery calls and unknown resources")
+    v = client.VersionApi(api).get_code()
+    c.ok("slipway" in v.git_version, "VersionApi().get_code() (GET /version/)", v.git_version)
+    groups = [g.name for g in client.ApisApi(api).get_api_versions().groups]
+    c.ok("image.openshift.io" in groups and "apps.openshift.io" in groups,
+         "ApisApi().get_api_versions() (GET /apis/)", groups)
+    names = [r.name for r in core.get_api_resources().resources]
+    c.ok("pods" in names and "configmaps" in names, "CoreV1Api().get_api_resources() (GET /api/v1/)", names)
+    c.ok(client.CoreApi(api).get_api_versions().versions == ["v1"], "CoreApi().get_api_versions() (GET /api/)")
+    g = client.AppsApi(api).get_api_group()
+    c.eq(g.name, "apps", "AppsApi().get_api_group() (GET /apis/apps/)")
+    names = [r.name for r in client.AppsV1Api(api).get_api_resources().resources]
+    c.ok("deployments" in names, "AppsV1Api().get_api_resources() (GET /apis/apps/v1/)", names)
+    code, out = srv.request("GET", "/apis/image.openshift.io")
+    c.eq((code, json.loads(out).get("kind"), json.loads(out).get("preferredVersion", {}).get("version")),
+         (200, "APIGroup", "v1"), "group discovery /apis/image.openshift.io")
+    code, _ = srv.request("GET", "/apis/nope.example.com")
+    c.eq(code, 404, "an unknown group: 404")
+    pb = b"k8s\x00\x0a\x00"
+    for path in ("/api/v1/namespaces/default/serviceaccounts/default/token",
+                 "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                 "/apis/nope.example.com/v1/things"):
+        code, out = srv.request("POST", path, pb, ctype="application/vnd.kubernetes.protobuf")
+        c.eq((code, json.loads(out).get("reason")), (404, "NotFound"),
+             "a protobuf body to an unserved resource: 404, not 415 (%s)" % path)
+
+
 def test_configmaps(c, core, ns):
     c.section("configmaps (CoreV1Api)")
+    c.ok(wait_read(lambda: core.read_namespaced_config_map("kube-root-ca.crt", ns)) is not None,
+         "the namespace's kube-root-ca.crt is there first (as on a cluster)")
     cm = core.create_namespaced_config_map(ns, client.V1ConfigMap(
         metadata=meta("cm1", {"app": "py"}), data={"a": "1"}))
     c.eq(cm.data, {"a": "1"}, "create configmap")
@@ -125,13 +193,13 @@ def test_configmaps(c, core, ns):
     c.eq(d.data, {"d": "1"}, "create with dryRun=All returns the object")
     c.raises(lambda: core.read_namespaced_config_map("dry", ns), 404, "dryRun=All did not persist")
     names = sorted(x.metadata.name for x in core.list_namespaced_config_map(ns).items)
-    c.eq(names, ["cm1", "cm2"], "list configmaps")
+    c.eq(names, ["cm1", "cm2", "kube-root-ca.crt"], "list configmaps")
     names = [x.metadata.name for x in
              core.list_namespaced_config_map(ns, field_selector="metadata.name=cm1").items]
     c.eq(names, ["cm1"], "list with fieldSelector metadata.name=cm1")
     names = [x.metadata.name for x in
              core.list_namespaced_config_map(ns, field_selector="metadata.name!=cm1").items]
-    c.eq(names, ["cm2"], "list with fieldSelector metadata.name!=cm1")
+    c.eq(sorted(names), ["cm2", "kube-root-ca.crt"], "list with fieldSelector metadata.name!=cm1")
     names = [x.metadata.name for x in core.list_config_map_for_all_namespaces(
         field_selector="metadata.namespace=%s,metadata.name=cm2" % ns).items]
     c.eq(names, ["cm2"], "list across namespaces with fieldSelector namespace+name")
@@ -374,9 +442,12 @@ def body(c):
         core = client.CoreV1Api(api)
         test_namespaces(c, core)
         core.create_namespace(client.V1Namespace(metadata=meta("py-typed")))
+        test_discovery_paths(c, srv, api, core)
         test_secrets(c, core, "py-typed")
         test_configmaps(c, core, "py-typed")
         test_typed_watch_bookmarks(c, core, "py-typed")
+        core.create_namespace(client.V1Namespace(metadata=meta("py-defaults")))
+        test_namespace_defaults(c, srv, core, "py-defaults")
 
         dyn = srv.dynamic_client(api)
         isr = dyn.resources.get(api_version=IS_API, kind="ImageStream")

@@ -58,12 +58,12 @@ static struct fake {
     blob blobs[MAX_BLOBS];
     int n_blobs;
     int heads, posts, patches, puts, deletes, manifests, tokens;
-    size_t min_patch;        /* smallest PATCH body */
-    int fail_puts;           /* flaky/app: PUTs still to answer 503 */
-    const void *copy_body;   /* copysrc/app: what a blob GET answers, whatever the digest */
+    size_t min_patch;      /* smallest PATCH body */
+    int fail_puts;         /* flaky/app: PUTs still to answer 503 */
+    const void *copy_body; /* copysrc/app: what a blob GET answers, whatever the digest */
     size_t copy_len;
     int copy_gets;
-    int streamed_patches; /* PATCHes sent with chunked transfer encoding */
+    int streamed_patches;    /* PATCHes sent with chunked transfer encoding */
     char scopes[512];        /* scope parameters of the last token request, joined by "|" */
     char manifest_type[128]; /* Content-Type of the last manifest PUT */
     int storage_heads;       /* HEADs of /storage/ (where the redir repositories point) */
@@ -453,8 +453,8 @@ static enum MHD_Result get_blob(struct MHD_Connection *c, const char *url)
     if (!starts(url, "/v2/copysrc/app/blobs/") || !F.copy_body)
         return reply_error(c, 404, "BLOB_UNKNOWN", "blob unknown to registry");
     F.copy_gets++;
-    struct MHD_Response *r = MHD_create_response_from_buffer(F.copy_len, (void *)F.copy_body,
-                                                             MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(F.copy_len, (void *)F.copy_body, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ret;
@@ -833,8 +833,9 @@ static void test_push__streamed_upload(void **state)
 }
 
 /* A registry that answers the streamed PATCH at once, without reading its body: what was
- * written (it fits in the socket pair, so no write fails) never reached it, and the commit
- * must fail instead of PUTting an empty upload. */
+ * written never reached it, and the commit must fail instead of PUTting an empty upload. The
+ * write itself usually succeeds (it fits in the socket pair), but on a loaded machine the early
+ * answer can arrive first and fail the write already: either way nothing is PUT. */
 static void test_push__streamed_unread(void **state)
 {
     sw_registry *r = *state;
@@ -844,9 +845,14 @@ static void test_push__streamed_unread(void **state)
     sw_blob_upload *u = NULL;
     CHECK(sw_registry_upload_start(r, &insecure, &repo, &u));
     CHECK(sw_registry_upload_set_streamed(u));
-    CHECK(sw_registry_upload_write(u, data, 100000));
-    assert_int_equal(sw_registry_upload_commit(u, digest), SW_EUNAVAILABLE);
-    assert_non_null(strstr(sw_error_msg(), "before reading all of it"));
+    int written = sw_registry_upload_write(u, data, 100000);
+    if (written == 0) {
+        assert_int_equal(sw_registry_upload_commit(u, digest), SW_EUNAVAILABLE);
+        assert_non_null(strstr(sw_error_msg(), "before reading all of it"));
+    } else {
+        assert_int_equal(written, SW_EUNAVAILABLE);
+        sw_registry_upload_abort(u);
+    }
     assert_int_equal(F.patches, 1);
     assert_int_equal(F.puts, 0);
     sw_free(data);
