@@ -105,8 +105,6 @@ static void key_parts(const sw_kind *k, const char *key, char *ns, size_t nn, co
 int sw_api_render(sw_api *api, const sw_kind *k, const char *key, const char *value, size_t len,
                   int64_t rev, sw_buf *out)
 {
-    char ns[256], computed[1024];
-    const char *name;
     if (k->dynamic && sw_cr_read_normalizes(k)) {
         /* read through the current schema (sw_object_decorate), so not spliced */
         json_t *obj = NULL;
@@ -116,6 +114,14 @@ int sw_api_render(sw_api *api, const sw_kind *k, const char *key, const char *va
         json_decref(obj);
         return error;
     }
+    return sw_api_render_written(api, k, key, value, len, rev, out);
+}
+
+int sw_api_render_written(sw_api *api, const sw_kind *k, const char *key, const char *value,
+                          size_t len, int64_t rev, sw_buf *out)
+{
+    char ns[256], computed[1024];
+    const char *name;
     key_parts(k, key, ns, sizeof(ns), &name);
     bool has =
         k->computed_status && k->computed_status(&api->kctx, ns, name, computed, sizeof(computed));

@@ -9,9 +9,13 @@ void sw_object_set_rv(json_t *obj, int64_t rev);
 /* Applies the kind's computed status field to a decoded object. */
 void sw_object_decorate(sw_api *api, const sw_kind *k, json_t *obj);
 /* Appends the client's view of a stored value (resourceVersion, computed status) without
- * decoding it; key is the store key. */
+ * decoding it; key is the store key. A custom resource whose objects may predate its schema is
+ * decoded and read through it (crd.h sw_cr_read_normalizes). */
 int sw_api_render(sw_api *api, const sw_kind *k, const char *key, const char *value, size_t len,
                   int64_t rev, sw_buf *out);
+/* The same for a value this request just wrote through the current schema: always spliced. */
+int sw_api_render_written(sw_api *api, const sw_kind *k, const char *key, const char *value,
+                          size_t len, int64_t rev, sw_buf *out);
 /* 0 when absent or unparsable. */
 int64_t sw_object_rv(const json_t *obj);
 /* Compact JSON without metadata.resourceVersion; sw_malloc'd. */

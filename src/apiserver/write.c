@@ -215,7 +215,7 @@ static void reply_stored(sw_api *api, sw_response *resp, const sw_request *req, 
     if (st->text && !sw_table_wanted(req)) {
         sw_buf_clear(&resp->body);
         sw_buf_reserve(&resp->body, st->len + 64);
-        if (sw_api_render(api, k, st->key, st->text, st->len, st->rev, &resp->body) == 0) {
+        if (sw_api_render_written(api, k, st->key, st->text, st->len, st->rev, &resp->body) == 0) {
             sw_buf_putc(&resp->body, '\n');
             resp->status = status;
             resp->content_type = "application/json";

@@ -82,33 +82,41 @@ static void fp_free(fpath *p)
     sw_free(p->s);
 }
 
-static size_t fp_push(fpath *p, const char *fmt, const char *arg, long idx)
+/* Appends n bytes (after a '.' when sep and the path is not empty); returns the old length, to
+ * give back to fp_pop. Without printf: this runs for every field of every object. */
+static size_t fp_put(fpath *p, bool sep, const char *data, size_t n)
 {
-    size_t mark = p->n;
-    int w = arg ? snprintf(NULL, 0, fmt, arg) : snprintf(NULL, 0, fmt, idx);
-    if (w <= 0 || p->n + (size_t)w + 1 > MAX_PATH)
+    size_t mark = p->n, need = p->n + n + 2;
+    if (need > MAX_PATH)
         return mark;
-    if (p->n + (size_t)w + 1 > p->cap) {
-        while (p->cap < p->n + (size_t)w + 1)
+    if (need > p->cap) {
+        while (p->cap < need)
             p->cap *= 2;
         p->s = sw_realloc(p->s, p->cap);
     }
-    if (arg)
-        snprintf(p->s + p->n, p->cap - p->n, fmt, arg);
-    else
-        snprintf(p->s + p->n, p->cap - p->n, fmt, idx);
-    p->n += (size_t)w;
+    if (sep && p->n)
+        p->s[p->n++] = '.';
+    memcpy(p->s + p->n, data, n);
+    p->n += n;
+    p->s[p->n] = '\0';
     return mark;
 }
 
 static size_t fp_key(fpath *p, const char *key)
 {
-    return fp_push(p, p->n ? ".%s" : "%s", key, 0);
+    return fp_put(p, true, key, strlen(key));
 }
 
 static size_t fp_index(fpath *p, size_t i)
 {
-    return fp_push(p, "[%ld]", NULL, (long)i);
+    char digits[24], *d = digits + sizeof(digits);
+    *--d = ']';
+    do {
+        *--d = (char)('0' + i % 10);
+        i /= 10;
+    } while (i);
+    *--d = '[';
+    return fp_put(p, false, d, (size_t)(digits + sizeof(digits) - d));
 }
 
 static void fp_pop(fpath *p, size_t mark)
