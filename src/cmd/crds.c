@@ -156,7 +156,6 @@ int sw_cmd_crds(int argc, char **argv)
         if (!picked || k->virt || !sw_kind_schema(k))
             continue;
         json_t *crd = crd_of(k);
-        sw_buf_puts(&out, "---\n");
         sw_yaml_emit(crd, &out);
         json_decref(crd);
     }

@@ -1,125 +1,97 @@
-/* yaml: JSON to block-style YAML (yaml.h). */
+/* yaml: JSON to block-style YAML through libyaml's emitter (yaml.h). */
 #include "util/yaml.h"
 
 #include "util/alloc.h"
+#include "util/error.h"
 #include "util/json.h"
 
+#include <stdio.h>
 #include <string.h>
-#include <strings.h>
+#include <yaml.h>
 
 #define MAX_DEPTH 128
 
-static void emit_node(const json_t *v, int indent, sw_buf *out, int depth);
-
-static void pad(sw_buf *out, int n)
+static int write_out(void *data, unsigned char *buffer, size_t size)
 {
-    for (int i = 0; i < n; i++)
-        sw_buf_putc(out, ' ');
+    return sw_buf_put(data, buffer, size) == 0; /* libyaml: 1 is success */
 }
 
-/* A key that YAML reads back as the same string without quotes. */
-static bool plain_key(const char *k)
+static int scalar(yaml_emitter_t *e, const char *text, size_t n, yaml_scalar_style_t style)
 {
-    if (!*k || strchr("-?:,[]{}#&*!|>'\"%@` ", k[0]))
-        return false;
-    for (const char *p = k; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              strchr("-_./$", *p)))
-            return false;
-    static const char *const reserved[] = {"true", "false", "null", "yes", "no",
-                                           "on",   "off",   "y",    "n",   "~"};
-    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-        if (!strcasecmp(k, reserved[i]))
-            return false;
-    return true;
+    yaml_event_t ev;
+    yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)n, 1, 1, style);
+    return yaml_emitter_emit(e, &ev);
 }
 
-static void emit_key(const char *k, sw_buf *out)
+static int emit(yaml_emitter_t *e, const json_t *v, int depth)
 {
-    if (plain_key(k)) {
-        sw_buf_puts(out, k);
-    } else {
-        json_t *s = json_string(k);
-        sw_json_dump_buf(s, out);
-        json_decref(s);
-    }
-    sw_buf_putc(out, ':');
-}
-
-static bool is_container(const json_t *v)
-{
-    return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
-}
-
-static void emit_scalar(const json_t *v, sw_buf *out)
-{
-    if (json_is_object(v))
-        sw_buf_puts(out, "{}");
-    else if (json_is_array(v))
-        sw_buf_puts(out, "[]");
-    else
-        sw_json_dump_buf(v, out);
-}
-
-/* The members of an object, the first at the cursor, the others at indent. */
-static void emit_members(const json_t *v, int indent, sw_buf *out, int depth, bool first_inline)
-{
-    const char *k;
-    const json_t *x;
-    bool first = true;
-    json_object_foreach((json_t *)v, k, x)
-    {
-        if (!(first && first_inline))
-            pad(out, indent);
-        first = false;
-        emit_key(k, out);
-        if (is_container(x)) {
-            sw_buf_putc(out, '\n');
-            emit_node(x, json_is_array(x) ? indent : indent + 2, out, depth + 1);
-        } else {
-            sw_buf_putc(out, ' ');
-            emit_scalar(x, out);
-            sw_buf_putc(out, '\n');
+    yaml_event_t ev;
+    char num[64];
+    if (depth > MAX_DEPTH)
+        return 0;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+        if (!yaml_emitter_emit(e, &ev))
+            return 0;
+        const char *k;
+        const json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!scalar(e, k, strlen(k), YAML_ANY_SCALAR_STYLE) || !emit(e, x, depth + 1))
+                return 0;
         }
+        yaml_mapping_end_event_initialize(&ev);
+        return yaml_emitter_emit(e, &ev);
     }
-}
-
-static void emit_node(const json_t *v, int indent, sw_buf *out, int depth)
-{
-    if (depth > MAX_DEPTH) {
-        pad(out, indent);
-        sw_json_dump_buf(v, out); /* flow style below this depth: still YAML */
-        sw_buf_putc(out, '\n');
-        return;
-    }
-    if (json_is_object(v) && json_object_size(v)) {
-        emit_members(v, indent, out, depth, false);
-    } else if (json_is_array(v) && json_array_size(v)) {
+    case JSON_ARRAY: {
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+        if (!yaml_emitter_emit(e, &ev))
+            return 0;
         size_t i;
         const json_t *x;
-        json_array_foreach(v, i, x)
-        {
-            pad(out, indent);
-            sw_buf_puts(out, "- ");
-            if (json_is_object(x) && json_object_size(x))
-                emit_members(x, indent + 2, out, depth + 1, true);
-            else if (json_is_array(x) && json_array_size(x)) {
-                sw_buf_putc(out, '\n');
-                emit_node(x, indent + 2, out, depth + 1);
-            } else {
-                emit_scalar(x, out);
-                sw_buf_putc(out, '\n');
-            }
-        }
-    } else {
-        pad(out, indent);
-        emit_scalar(v, out);
-        sw_buf_putc(out, '\n');
+        json_array_foreach(v, i, x) if (!emit(e, x, depth + 1)) return 0;
+        yaml_sequence_end_event_initialize(&ev);
+        return yaml_emitter_emit(e, &ev);
+    }
+    case JSON_STRING:
+        /* quoted, so that "true", "1" or "" stay strings */
+        return scalar(e, json_string_value(v), json_string_length(v),
+                      YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+    case JSON_INTEGER:
+        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return scalar(e, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
+    case JSON_REAL:
+        snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+        return scalar(e, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
+    case JSON_TRUE:
+        return scalar(e, "true", 4, YAML_PLAIN_SCALAR_STYLE);
+    case JSON_FALSE:
+        return scalar(e, "false", 5, YAML_PLAIN_SCALAR_STYLE);
+    default:
+        return scalar(e, "null", 4, YAML_PLAIN_SCALAR_STYLE);
     }
 }
 
 int sw_yaml_emit(const json_t *v, sw_buf *out)
 {
-    emit_node(v, 0, out, 0);
-    return sw_buf_error(out);
+    yaml_emitter_t e;
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(&e))
+        return sw_error_set(SW_ERROR, "yaml: cannot start the emitter");
+    yaml_emitter_set_output(&e, write_out, out);
+    yaml_emitter_set_unicode(&e, 1);
+    yaml_emitter_set_width(&e, -1);
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    int ok = yaml_emitter_emit(&e, &ev);
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0);
+    ok = ok && yaml_emitter_emit(&e, &ev) && emit(&e, v, 0);
+    yaml_document_end_event_initialize(&ev, 1);
+    ok = ok && yaml_emitter_emit(&e, &ev);
+    yaml_stream_end_event_initialize(&ev);
+    ok = ok && yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
+    yaml_emitter_delete(&e);
+    if (sw_buf_error(out) < 0)
+        return sw_buf_error(out);
+    return ok ? 0 : sw_error_set(SW_ERROR, "yaml: the emitter failed");
 }

@@ -1,6 +1,6 @@
-/* yaml: writes a JSON value as block-style YAML (what `slipway crds` prints and kubectl reads):
- * mappings and sequences indented by two, strings double-quoted with JSON's escapes (valid YAML
- * double-quoted scalars), keys plain when they are plain-safe, empty containers as {} and []. */
+/* yaml: writes a JSON value as a block-style YAML document through libyaml's emitter (what
+ * `slipway crds` prints and kubectl reads): strings double-quoted so that "true" or "1" stay
+ * strings, keys as libyaml chooses, 128 levels at most. */
 #ifndef SW_UTIL_YAML_H
 #define SW_UTIL_YAML_H
 
@@ -8,7 +8,8 @@
 
 #include <jansson.h>
 
-/* Appends v to out as one YAML document (no "---"); 0 or out's sticky error. */
+/* Appends v to out as one YAML document starting with "---": 0, out's sticky error, or
+ * SW_ERROR when the emitter fails (nesting past 128 levels). */
 int sw_yaml_emit(const json_t *v, sw_buf *out);
 
 #endif
