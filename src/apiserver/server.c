@@ -1,6 +1,8 @@
 /* server: libmicrohttpd front end, auth, dispatch, health and compaction (see server.h). */
 #include "apiserver/server.h"
 
+#include "apiserver/tls.h"
+
 #include "apiserver/notify.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/watchcache.h"
@@ -146,6 +148,18 @@ static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char
         !strcmp(path, "/livez") || !strcmp(path, "/version") || is_webhook(method, path))
         return 0;
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!h && s->opts.client_ca) {
+        /* a client certificate the client CA signed: every such user may do everything, as
+         * the token holder may (slipway has no RBAC; docs/envtest.md) */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        char user[256], groups[1024];
+        int error = sw_tls_peer_identity(ci ? ci->tls_session : NULL, user, sizeof(user), groups,
+                                         sizeof(groups));
+        if (error == 0)
+            return 0;
+        return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    }
     if (!h || strncmp(h, "Bearer ", 7))
         return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     const char *tok = h + 7;
@@ -455,7 +469,15 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     sw_time_cond_init(&s->drained);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
-    if (opts->tls_cert)
+    if (opts->tls_cert && opts->client_ca)
+        s->daemon = MHD_start_daemon(
+            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
+            NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
+            completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT,
+            opts->idle_timeout, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT,
+            opts->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_HTTPS_MEM_TRUST,
+            opts->client_ca, MHD_OPTION_END);
+    else if (opts->tls_cert)
         s->daemon = MHD_start_daemon(
             flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
             NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,

@@ -19,6 +19,8 @@ typedef struct sw_apiserver_opts {
     int64_t compact_keep;  /* newest revisions kept */
     const char *tls_cert;  /* PEM; NULL serves plain HTTP */
     const char *tls_key;
+    const char *client_ca; /* PEM of --client-ca-file: clients may present a certificate it
+                            * signed instead of a token (CN user, O groups); NULL: tokens only */
     unsigned idle_timeout; /* seconds a connection may send nothing while no request of it is
                             * being served (headers, body, keep-alive); 0: no limit */
 } sw_apiserver_opts;

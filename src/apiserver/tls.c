@@ -1,4 +1,5 @@
-/* tls: self-signed serving certificate generation and persistence (see tls.h). */
+/* tls: serving certificates (self-signed, generated and kept, or given) and client certificates
+ * (see tls.h). */
 #include "apiserver/tls.h"
 
 #include "util/alloc.h"
@@ -6,6 +7,8 @@
 #include "util/path.h"
 #include "util/str.h"
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -97,9 +100,15 @@ done:
 
 int sw_tls_load_or_create(const char *dir, const char *host, char **cert_pem, char **key_pem)
 {
+    return sw_tls_load_or_create_named(dir, "tls", host, cert_pem, key_pem);
+}
+
+int sw_tls_load_or_create_named(const char *dir, const char *base, const char *host,
+                                char **cert_pem, char **key_pem)
+{
     char cpath[4096], kpath[4096];
-    snprintf(cpath, sizeof(cpath), "%s/tls.crt", dir);
-    snprintf(kpath, sizeof(kpath), "%s/tls.key", dir);
+    snprintf(cpath, sizeof(cpath), "%s/%s.crt", dir, base);
+    snprintf(kpath, sizeof(kpath), "%s/%s.key", dir, base);
     *cert_pem = read_pem(cpath);
     *key_pem = read_pem(kpath);
     if (*cert_pem && *key_pem)
@@ -112,5 +121,65 @@ int sw_tls_load_or_create(const char *dir, const char *host, char **cert_pem, ch
         error = sw_path_write(kpath, *key_pem, strlen(*key_pem), 0600);
     if (error == 0)
         error = sw_path_write(cpath, *cert_pem, strlen(*cert_pem), 0600);
+    return error;
+}
+
+int sw_tls_read_ca(const char *path, char **pem)
+{
+    *pem = read_pem(path);
+    if (!*pem)
+        return sw_error_set(SW_EINVALID,
+                            "--client-ca-file %s: cannot read a PEM file (at most %d "
+                            "bytes)",
+                            path, MAX_PEM);
+    if (!strstr(*pem, "-----BEGIN CERTIFICATE-----")) {
+        sw_free(*pem);
+        *pem = NULL;
+        return sw_error_set(SW_EINVALID, "--client-ca-file %s: no PEM certificate in it", path);
+    }
+    return 0;
+}
+
+/* A DN attribute of crt (index idx) into out; false when it has none. */
+static bool dn_attr(gnutls_x509_crt_t crt, const char *oid, unsigned idx, char *out, size_t n)
+{
+    size_t size = n;
+    if (gnutls_x509_crt_get_dn_by_oid(crt, oid, idx, 0, out, &size) < 0 || size == 0)
+        return false;
+    out[size < n ? size : n - 1] = '\0';
+    return true;
+}
+
+int sw_tls_peer_identity(void *session, char *user, size_t user_n, char *groups, size_t groups_n)
+{
+    gnutls_session_t sess = session;
+    unsigned status = 0, count = 0;
+    user[0] = groups[0] = '\0';
+    if (!sess || gnutls_certificate_type_get(sess) != GNUTLS_CRT_X509)
+        return SW_EUNAUTHORIZED;
+    const gnutls_datum_t *peers = gnutls_certificate_get_peers(sess, &count);
+    if (!peers || count == 0)
+        return SW_EUNAUTHORIZED; /* no client certificate: the caller tries a token */
+    if (gnutls_certificate_verify_peers2(sess, &status) < 0 || status != 0)
+        return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    int error = 0;
+    if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) < 0 ||
+        !dn_attr(crt, GNUTLS_OID_X520_COMMON_NAME, 0, user, user_n))
+        error = sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    /* O attributes are the groups, comma-separated */
+    char o[256];
+    size_t used = 0;
+    for (unsigned i = 0;
+         error == 0 && i < 16 && dn_attr(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, o, sizeof(o));
+         i++) {
+        int w = snprintf(groups + used, groups_n - used, "%s%s", used ? "," : "", o);
+        if (w < 0 || (size_t)w >= groups_n - used)
+            break;
+        used += (size_t)w;
+    }
+    gnutls_x509_crt_deinit(crt);
     return error;
 }

@@ -24,6 +24,7 @@ int sw_cmd_cancel_build(int argc, char **argv);
 int sw_cmd_set(int argc, char **argv);
 int sw_cmd_rollout(int argc, char **argv);
 int sw_cmd_crds(int argc, char **argv);
+int sw_cmd_envtest_assets(int argc, char **argv);
 
 /* logs.c, shared with start-build --follow: writes the log of build ns/name to stdout as it
  * arrives (follow: until the build finishes; tail_lines < 0: the whole log). 0 or SW_E*. */

@@ -19,6 +19,8 @@ static const struct sw_cmd commands[] = {
     {"rollout", "start, list, undo or watch the versions of a DeploymentConfig", sw_cmd_rollout},
     {"crds", "write CustomResourceDefinitions of slipway's kinds, for envtest and clusters",
      sw_cmd_crds},
+    {"envtest-assets", "write a KUBEBUILDER_ASSETS directory whose kube-apiserver is slipway",
+     sw_cmd_envtest_assets},
     {"builder", "run one build (started by the build controller)", sw_cmd_builder},
     {"version", "print the version", sw_cmd_version},
 };

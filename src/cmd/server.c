@@ -48,7 +48,27 @@ typedef struct server_flags {
     int64_t scheduled_per_minute;
     int64_t max_running_builds; /* 0: the build controller's default */
     int64_t idle_timeout;
+    const char *cert_dir;       /* --cert-dir: the serving pair is <dir>/apiserver.{crt,key} */
+    const char *client_ca_file; /* --client-ca-file */
+    bool data_dir_set;
+    char data_dir_buf[4096];
 } server_flags;
+
+/* kube-apiserver flags envtest passes (crd-gc.md §1.16) that slipway accepts and does not use:
+ * it keeps its own embedded store, has no Services, RBAC, ServiceAccount tokens or admission
+ * plugins. */
+static const char *const ignored_flags[] = {"--etcd-servers",
+                                            "--service-cluster-ip-range",
+                                            "--authorization-mode",
+                                            "--service-account-issuer",
+                                            "--service-account-key-file",
+                                            "--service-account-signing-key-file",
+                                            "--disable-admission-plugins",
+                                            "--enable-admission-plugins",
+                                            "--advertise-address",
+                                            "--feature-gates",
+                                            "--runtime-config",
+                                            NULL};
 
 static void usage(FILE *f)
 {
@@ -98,7 +118,24 @@ static void usage(FILE *f)
         "                              none of its requests is being served (default 90, like\n"
         "                              kube-apiserver; 0: never)\n"
         "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
-        "  -h, --help                  show this help\n");
+        "  -h, --help                  show this help\n"
+        "\n"
+        "kube-apiserver flags, so that envtest can start slipway as its kube-apiserver\n"
+        "(docs/envtest.md):\n"
+        "  --secure-port PORT          the port to serve HTTPS on (with --bind-address)\n"
+        "  --bind-address ADDR         the IPv4 address to serve on\n"
+        "  --cert-dir DIR              the serving certificate is DIR/apiserver.crt and .key\n"
+        "                              (generated there when absent); without --data-dir the\n"
+        "                              store lives in DIR/slipway-data\n"
+        "  --client-ca-file FILE       accept client certificates FILE signed (CN is the user,\n"
+        "                              O the groups); every authenticated user may do everything\n"
+        "  --etcd-servers, --service-cluster-ip-range, --authorization-mode,\n"
+        "  --service-account-issuer, --service-account-key-file,\n"
+        "  --service-account-signing-key-file, --disable-admission-plugins,\n"
+        "  --enable-admission-plugins, --advertise-address, --feature-gates, --runtime-config\n"
+        "  VALUE, --allow-privileged[=BOOL]  accepted and not used: slipway keeps its own\n"
+        "                              embedded store and has no Services, RBAC, service account\n"
+        "                              tokens or admission plugins\n");
 }
 
 static int parse_listen(const char *s, server_flags *f)
@@ -125,6 +162,15 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name)
     if (argv[*i][n] == '\0' && *i + 1 < argc)
         return argv[++*i];
     return NULL;
+}
+
+/* One of ignored_flags (with its value); *i moves past it. */
+static bool ignored(int argc, char **argv, int *i)
+{
+    for (size_t k = 0; ignored_flags[k]; k++)
+        if (flag_value(argc, argv, i, ignored_flags[k]))
+            return true;
+    return false;
 }
 
 static int parse_flags(int argc, char **argv, server_flags *f)
@@ -159,6 +205,25 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             f->plain_http = true;
         } else if ((v = flag_value(argc, argv, &i, "--data-dir"))) {
             f->data_dir = v;
+            f->data_dir_set = true;
+        } else if ((v = flag_value(argc, argv, &i, "--secure-port"))) {
+            int64_t port;
+            if (sw_str_to_i64(v, &port) < 0 || port < 1 || port > 65535)
+                return sw_error_set(SW_EINVALID, "--secure-port: expected a port, got %s", v);
+            f->port = (uint16_t)port;
+        } else if ((v = flag_value(argc, argv, &i, "--bind-address"))) {
+            if (strlen(v) >= sizeof(f->host))
+                return sw_error_set(SW_EINVALID, "--bind-address: too long");
+            sw_strlcpy(f->host, v, sizeof(f->host));
+        } else if ((v = flag_value(argc, argv, &i, "--cert-dir"))) {
+            f->cert_dir = v;
+        } else if ((v = flag_value(argc, argv, &i, "--client-ca-file"))) {
+            f->client_ca_file = v;
+        } else if (!strcmp(argv[i], "--allow-privileged") ||
+                   sw_str_prefix(argv[i], "--allow-privileged=")) {
+            /* accepted, not used */
+        } else if (ignored(argc, argv, &i)) {
+            /* accepted, not used */
         } else if ((v = flag_value(argc, argv, &i, "--listen"))) {
             if (parse_listen(v, f) < 0)
                 return SW_EINVALID;
@@ -263,20 +328,34 @@ static int write_kubeconfig(const char *dir, const server_flags *f, const char *
 
 static int run(server_flags *f)
 {
-    char dbpath[4096], token[80], build_key[80], *cert = NULL, *key = NULL;
+    char dbpath[4096], token[80], build_key[80], *cert = NULL, *key = NULL, *client_ca = NULL;
     sw_store *store = NULL;
     sw_apiserver *srv = NULL;
     sw_controllers *ctrl = NULL;
     sw_api api = {0};
     int64_t t0 = sw_time_mono_ms();
     int error = 0;
+    if (f->cert_dir && !f->data_dir_set) {
+        snprintf(f->data_dir_buf, sizeof(f->data_dir_buf), "%s/slipway-data", f->cert_dir);
+        f->data_dir = f->data_dir_buf;
+    }
+    if (f->cert_dir && mkdir(f->cert_dir, 0700) < 0 && errno != EEXIST)
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", f->cert_dir, strerror(errno));
     if (mkdir(f->data_dir, 0700) < 0 && errno != EEXIST)
         return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, strerror(errno));
     if ((error = load_secret(f->data_dir, "token", token, sizeof(token))) < 0 ||
         (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0)
         return error;
-    if (!f->plain_http && (error = sw_tls_load_or_create(f->data_dir, f->host, &cert, &key)) < 0)
+    if (!f->plain_http &&
+        (error = f->cert_dir
+                     ? sw_tls_load_or_create_named(f->cert_dir, "apiserver", f->host, &cert, &key)
+                     : sw_tls_load_or_create(f->data_dir, f->host, &cert, &key)) < 0)
         return error;
+    if (f->client_ca_file && (error = sw_tls_read_ca(f->client_ca_file, &client_ca)) < 0) {
+        sw_free(cert);
+        sw_free(key);
+        return error;
+    }
     snprintf(dbpath, sizeof(dbpath), "%s/state.db", f->data_dir);
     sw_sqlite_opts so = {.sync_full = f->sync_full};
     if ((error = sw_store_sqlite_open(&store, dbpath, &so)) < 0)
@@ -307,6 +386,7 @@ static int run(server_flags *f)
                            .compact_keep = f->compact_keep,
                            .tls_cert = cert,
                            .tls_key = key,
+                           .client_ca = client_ca,
                            .idle_timeout = (unsigned)f->idle_timeout};
     if ((error = sw_apiserver_start(&srv, &api, &o)) < 0)
         goto done;
@@ -356,6 +436,7 @@ done:
     sw_store_close(store);
     sw_free(cert);
     sw_free(key);
+    sw_free(client_ca);
     return error;
 }
 
