@@ -443,6 +443,124 @@ static void list_text_reply(const sw_kind *k, int64_t rev, const char *cont, con
     sw_buf_puts(&resp->body, "]}\n");
 }
 
+/* ---- unpaged lists, streamed ----
+ * An unpaged LIST without selectors is read from the store in pages at one revision and sent
+ * as it is read, so its size is not bounded by the response buffer (kubectl --chunk-size=0 and
+ * the Python client's list calls on big namespaces). A list that fits in one page is answered
+ * as before, in one buffer. A failure after the first bytes cuts the reply short. */
+
+#define LIST_PAGE 500
+
+typedef struct list_stream {
+    sw_api *api;
+    const sw_kind *kind; /* referenced */
+    char prefix[SW_API_KEY_MAX];
+    char *start; /* the last key rendered */
+    int64_t rev;
+    size_t count;
+    sw_buf chunk; /* rendered, not yet sent from off */
+    size_t off;
+    bool done; /* the closing "]}" is in chunk */
+} list_stream;
+
+/* Renders the next page into ls->chunk (after what is there). */
+static int list_stream_page(list_stream *ls)
+{
+    sw_kv_list l = {0};
+    sw_store_list_opts o = {
+        .prefix = ls->prefix, .start_after = ls->start, .rev = ls->rev, .limit = LIST_PAGE};
+    int error = sw_store_list(ls->api->store, &o, &l);
+    if (error < 0)
+        return error;
+    ls->rev = l.rev;
+    for (size_t i = 0; i < l.count && error == 0; i++) {
+        if (ls->count++)
+            sw_buf_putc(&ls->chunk, ',');
+        error = sw_api_render(ls->api, ls->kind, l.items[i].key, l.items[i].value,
+                              l.items[i].value_len, l.items[i].mod_rev, &ls->chunk);
+        sw_free(ls->start);
+        ls->start = sw_strdup(l.items[i].key);
+    }
+    if (error == 0 && !l.more) {
+        sw_buf_puts(&ls->chunk, "]}\n");
+        ls->done = true;
+    }
+    sw_kv_list_dispose(&l);
+    return error ? error : sw_buf_error(&ls->chunk);
+}
+
+static long list_stream_next(void *p, char *buf, size_t max)
+{
+    list_stream *ls = p;
+    if (ls->off == ls->chunk.len) {
+        if (ls->done)
+            return -1;
+        sw_buf_clear(&ls->chunk);
+        ls->off = 0;
+        if (list_stream_page(ls) < 0) {
+            sw_log(SW_LOG_WARN, "list %s: cut short after %zu items: %s", ls->prefix, ls->count,
+                   sw_error_msg());
+            return SW_STREAM_CUT;
+        }
+    }
+    size_t n = ls->chunk.len - ls->off < max ? ls->chunk.len - ls->off : max;
+    memcpy(buf, ls->chunk.ptr + ls->off, n);
+    ls->off += n;
+    return (long)n;
+}
+
+static void list_stream_free(void *p)
+{
+    list_stream *ls = p;
+    sw_kind_release(ls->kind);
+    sw_free(ls->start);
+    sw_buf_dispose(&ls->chunk);
+    sw_free(ls);
+}
+
+/* The unpaged, unselected list: one page read now; the rest streamed when there is more. */
+static void list_streamed(sw_api *api, const sw_route *rt, sw_response *resp)
+{
+    list_stream *ls = sw_calloc(1, sizeof(*ls));
+    ls->api = api;
+    ls->kind = sw_kind_ref(rt->kind);
+    sw_buf_init(&ls->chunk, 256u << 20); /* one page of objects, each bounded on write */
+    sw_api_key(rt->kind, rt->has_ns ? rt->ns : NULL, NULL, ls->prefix, sizeof(ls->prefix));
+    /* the envelope needs the revision: read the first page, then write the header before it */
+    int error = list_stream_page(ls);
+    if (error < 0) {
+        sw_rest_fail(resp, error, rt);
+        list_stream_free(ls);
+        return;
+    }
+    char av[400];
+    sw_buf head = SW_BUF_INIT(1024);
+    sw_buf_printf(&head,
+                  "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                  "\"%lld\"},\"items\":[",
+                  rt->kind->kind, sw_kind_api_version(rt->kind, av, sizeof(av)),
+                  (long long)ls->rev);
+    resp->status = 200;
+    resp->content_type = "application/json";
+    if (ls->done && ls->chunk.len + head.len <= resp->body.limit) {
+        sw_buf_put(&resp->body, head.ptr, head.len);
+        sw_buf_put(&resp->body, ls->chunk.ptr ? ls->chunk.ptr : "", ls->chunk.len);
+        sw_buf_dispose(&head);
+        list_stream_free(ls);
+        return;
+    }
+    sw_buf rest = SW_BUF_INIT(256u << 20);
+    sw_buf_put(&rest, head.ptr, head.len);
+    sw_buf_put(&rest, ls->chunk.ptr ? ls->chunk.ptr : "", ls->chunk.len);
+    sw_buf_dispose(&head);
+    sw_buf_dispose(&ls->chunk);
+    ls->chunk = rest;
+    ls->off = 0;
+    resp->stream.next = list_stream_next;
+    resp->stream.free = list_stream_free;
+    resp->stream.state = ls;
+}
+
 static void rest_list(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     list_query q = {0};
@@ -454,6 +572,10 @@ static void rest_list(sw_api *api, const sw_request *req, const sw_route *rt, sw
     if (error == 0 && sw_selector_empty(q.labels) && sw_selector_empty(q.fields) &&
         !sw_table_wanted(req))
         q.text = &text;
+    if (error == 0 && q.text && !q.limit && !q.start && !q.rev) {
+        list_streamed(api, rt, resp);
+        goto done;
+    }
     if (error == 0)
         error = list_collect(api, rt, &q, items, &rev, &cont);
     if (error < 0) {
