@@ -101,10 +101,11 @@ static json_t *gv_doc(const char *group, const char *version)
             paths, path,
             json_pack("{s:o, s:o, s:o}", "get", operation(k), "put", operation(k), "patch", patch));
         schema_name(k, sname, sizeof(sname));
-        json_object_set_new(
-            schemas, sname,
-            k->dynamic ? sw_cr_openapi(k)
-                       : sw_schema_openapi(sw_kind_schema(k), k->group, k->version, k->kind));
+        json_t *schema = k->dynamic
+                             ? sw_cr_openapi(k)
+                             : sw_schema_openapi(sw_kind_schema(k), k->group, k->version, k->kind);
+        sw_schema_describe(schema, k->docs);
+        json_object_set_new(schemas, sname, schema);
     }
     sw_kinds_list_free(kinds, n);
     if (json_object_size(paths) == 0) {

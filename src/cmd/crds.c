@@ -36,7 +36,7 @@ static const struct {
     {"DeploymentConfig", "Revision", "integer", ".status.latestVersion", 0},
     {"DeploymentConfig", "Desired", "integer", ".spec.replicas", 0},
     {"DeploymentConfig", "Current", "integer", ".status.availableReplicas", 0},
-    {"ManagedImage", "Image", "string", ".status.image", 0},
+    {"ManagedImage", "Image", "string", ".status.latestImage", 0},
     {"ManagedImage", "Ready", "string", ".status.conditions[?(@.type==\"Ready\")].status", 0},
     {"ManagedImage", "Reason", "string", ".status.conditions[?(@.type==\"Ready\")].reason", 1},
 };
@@ -73,6 +73,7 @@ static void structural(json_t *s)
 static json_t *crd_of(const sw_kind *k)
 {
     json_t *schema = sw_schema_openapi(sw_kind_schema(k), k->group, k->version, k->kind);
+    sw_schema_describe(schema, k->docs);
     structural(schema);
     json_t *props = json_object_get(schema, "properties");
     /* metadata is ObjectMeta, which a CRD's schema leaves implicit */

@@ -2,6 +2,7 @@
  * defaults (runPolicy Serial, history limits 5, a new Build is phase New), validation of the
  * subset slipway builds (the Docker strategy; Git, Dockerfile, Binary and None sources; output
  * to an ImageStreamTag or a DockerImage) and the phase rules (a finished build stays finished). */
+#include "kinds/docs.h"
 #include "kinds/build.h"
 
 #include "util/error.h"
@@ -256,6 +257,7 @@ const sw_kind sw_kind_buildconfig = {
     .has_status = true,
     .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
+    .docs = sw_docs_buildconfig,
     .schema_text = "{\"spec\":{\"triggers\":[\"any\"],\"runPolicy\":\"string\","
                    "\"successfulBuildsHistoryLimit\":\"integer\","
                    "\"failedBuildsHistoryLimit\":\"integer\"," SW_BUILD_COMMON_SPEC "},"
@@ -469,6 +471,7 @@ const sw_kind sw_kind_build = {
     .has_status = true,
     .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
+    .docs = sw_docs_build,
     .schema_text = "{\"spec\":{\"triggeredBy\":[\"any\"]," SW_BUILD_COMMON_SPEC "},"
                    "\"status\":{\"phase\":\"string\",\"cancelled\":\"boolean\","
                    "\"reason\":\"string\",\"message\":\"string\",\"startTimestamp\":\"string\","

@@ -1,5 +1,6 @@
 /* deploymentconfig: the DeploymentConfig kind, its instantiate and rollback subresources and the
  * trigger rules its controller shares (see deploymentconfig.h). */
+#include "kinds/docs.h"
 #include "kinds/deploymentconfig.h"
 
 #include "kinds/imagestream.h"
@@ -657,6 +658,7 @@ const sw_kind sw_kind_deploymentconfig = {
     .has_status = true,
     .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
+    .docs = sw_docs_deploymentconfig,
     .schema_text =
         "{\"spec\":{\"strategy\":\"any\",\"minReadySeconds\":\"integer\",\"triggers\":[{"
         "\"type\":\"string\",\"imageChangeParams\":{\"automatic\":\"boolean\","

@@ -1,4 +1,5 @@
 /* image: image.openshift.io/v1 Image, cluster-scoped, named by its manifest digest. */
+#include "kinds/docs.h"
 #include "kinds/imagestream.h"
 
 #include "util/json.h"
@@ -27,6 +28,7 @@ const sw_kind sw_kind_image = {
     .singular = "image",
     .namespaced = false,
     .name_rule = SW_NAME_PATH_SEGMENT,
+    .docs = sw_docs_image,
     .schema_text =
         "{\"dockerImageReference\":\"string\",\"dockerImageMetadata\":\"any\","
         "\"dockerImageMetadataVersion\":\"string\",\"dockerImageManifest\":\"string\","

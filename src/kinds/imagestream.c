@@ -1,6 +1,7 @@
 /* imagestream: image.openshift.io/v1 ImageStream: validation (openshift-api.md §1.1), the spec-tag
  * generation rules of OpenShift's strategy (§1.3), reference tags written to status at once (§1.4),
  * and status.dockerImageRepository computed on every read (§1.2). */
+#include "kinds/docs.h"
 #include "kinds/imagestream.h"
 
 #include "registry/ref.h"
@@ -539,6 +540,7 @@ const sw_kind sw_kind_imagestream = {
     .has_status = true,
     .spec_generation = true,
     .name_rule = SW_NAME_PATH_SEGMENT,
+    .docs = sw_docs_imagestream,
     .schema_text =
         "{\"spec\":{\"lookupPolicy\":{\"local\":\"boolean\"},\"dockerImageRepository\":\"string\","
         "\"tags\":[{\"name\":\"string\",\"annotations\":\"map\",\"from\":{\"kind\":\"string\","

@@ -148,6 +148,7 @@ struct sw_kind {
                                    * finalize); a main-resource update keeps the old spec */
     int name_rule;        /* SW_NAME_* */
     const char *schema_text;              /* strict schema (see meta/schema.h) */
+    const struct sw_field_doc *docs;      /* field documentation for explain, or NULL */
     const char *const *field_selectors;   /* extra selectable fields, NULL-terminated */
     const sw_smp_schema *(*smp)(void);    /* strategic merge keys; NULL: merge semantics */
     const sw_column *columns;             /* extra table columns between Name and Age */

@@ -2,6 +2,7 @@
  * defaults (strategy type, output tag "latest", the policy's), validation (what a BuildConfig
  * validates, plus an output ImageStreamTag in the ManagedImage's own namespace and a source it
  * can rebuild from on its own), table columns and the derivations the controller uses. */
+#include "kinds/docs.h"
 #include "kinds/managedimage.h"
 
 #include "kinds/build.h"
@@ -254,6 +255,7 @@ const sw_kind sw_kind_managedimage = {
     .has_status = true,
     .spec_generation = true,
     .name_rule = SW_NAME_SUBDOMAIN,
+    .docs = sw_docs_managedimage,
     .schema_text = "{\"spec\":{" SW_BUILD_COMMON_SPEC ",\"policy\":{"
                    "\"rebuildOnBaseImageChange\":\"boolean\",\"verifyIntervalSeconds\":"
                    "\"integer\",\"successfulBuildsHistoryLimit\":\"integer\","

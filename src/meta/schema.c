@@ -399,6 +399,25 @@ static void describe(json_t *props, const char *field, const char *text)
         json_object_set_new(p, "description", json_string(text));
 }
 
+void sw_schema_describe(json_t *openapi, const sw_field_doc *docs)
+{
+    for (size_t i = 0; docs && docs[i].path; i++) {
+        json_t *node = openapi;
+        const char *p = docs[i].path;
+        while (node && *p) {
+            if (sw_str_eq(sw_json_str_at(node, "type"), "array"))
+                node = json_object_get(node, "items");
+            size_t n = strcspn(p, ".");
+            node = json_object_getn(json_object_get(node, "properties"), p, n);
+            p += n + (p[n] == '.');
+        }
+        if (sw_str_eq(sw_json_str_at(node, "type"), "array") && !*docs[i].path)
+            node = json_object_get(node, "items");
+        if (json_is_object(node))
+            json_object_set_new(node, "description", json_string(docs[i].text));
+    }
+}
+
 json_t *sw_schema_openapi(const sw_schema *schema, const char *group, const char *version,
                           const char *kind)
 {

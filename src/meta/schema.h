@@ -30,6 +30,17 @@ int sw_schema_check(const sw_schema *schema, const json_t *obj);
 /* OpenAPI v3 schema object for the kind (type/properties/items/additionalProperties) with
  * "x-kubernetes-group-version-kind": [{"group","version","kind"}] at the top. New reference.
  * A NULL schema gives an object that preserves unknown fields. */
+/* A field's documentation for kubectl explain: path is dotted from the object's root, arrays
+ * implied ("spec.tags.from" is the from of every tag); "" is the kind itself. */
+typedef struct sw_field_doc {
+    const char *path;
+    const char *text;
+} sw_field_doc;
+
+/* Sets the description of each documented field in an OpenAPI schema from sw_schema_openapi
+ * (docs ends with a {NULL, NULL} entry; paths the schema lacks are skipped). */
+void sw_schema_describe(json_t *openapi, const sw_field_doc *docs);
+
 json_t *sw_schema_openapi(const sw_schema *schema, const char *group, const char *version,
                           const char *kind);
 

@@ -77,6 +77,11 @@ expect_contains "explain: the field's description" "What to run and when." "$OUT
 expect_contains "explain: a nested field" "The image to run." "$OUT"
 expect_ok "kubectl explain crontab.spec.replicas" kc explain crontab.spec.replicas
 expect_contains "explain: its type" "<integer>" "$OUT"
+expect_ok "kubectl explain imagestream.spec.tags (a built-in kind)" kc explain imagestream.spec.tags
+expect_contains "explain: slipway's own field documentation" "The tags of the stream" "$OUT"
+expect_not_contains "explain: no field without a description" "<no description>" "$OUT"
+expect_ok "kubectl explain build.status.phase" kc explain build.status.phase
+expect_contains "explain: Build phases" "New, Pending, Running, Complete" "$OUT"
 
 expect_ok "kubectl patch --type=merge" kc patch ct nightly --type=merge -p '{"spec":{"replicas":2}}'
 expect_ok "kubectl patch --type=json" kc patch ct nightly --type=json \
