@@ -88,9 +88,9 @@ static json_t *resource_list(const char *group, const char *version)
         json_t *r = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", k->plural, "singularName",
                               k->singular, "namespaced", k->namespaced, "kind", k->kind, "verbs",
                               kv ? str_array(kv, nv) : str_array(verbs, 8));
-        json_object_set_new(r, "shortNames", str_array(k->short_names, 4));
+        json_object_set_new(r, "shortNames", str_array(k->short_names, SW_KIND_MAX_NAMES));
         if (k->categories[0])
-            json_object_set_new(r, "categories", str_array(k->categories, 2));
+            json_object_set_new(r, "categories", str_array(k->categories, SW_KIND_MAX_NAMES));
         json_array_append_new(res, r);
         for (size_t j = 0; j < k->nsubresources; j++) {
             const sw_subresource *sr = &k->subresources[j];

@@ -7,6 +7,7 @@
 #include "apiserver/object.h"
 #include "apiserver/selector.h"
 #include "apiserver/watchcache.h"
+#include "kinds/crd.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -87,22 +88,34 @@ static void emit(watcher *w, const char *type, const json_t *obj)
     sw_buf_putc(&w->out, '\n');
 }
 
+/* Whether an event of kind a is one for a watcher of kind b: the same kind, or two kinds of one
+ * custom resource (another served version, or the same one registered again after its CRD
+ * changed: the store keys are the same). */
+static bool same_resource(const sw_kind *a, const sw_kind *b)
+{
+    return a == b || (a->dynamic && b->dynamic && !strcmp(a->group, b->group) &&
+                      !strcmp(a->plural, b->plural));
+}
+
 /* Filters one event for this watcher; selector transitions become ADDED/DELETED. */
 static void consider(watcher *w, sw_wevent *e)
 {
     if (e->rev <= w->progress)
         return;
     w->progress = e->rev;
-    if (e->kind != w->kind || (w->has_ns && strcmp(e->ns, w->ns)))
+    if (!same_resource(e->kind, w->kind) || (w->has_ns && strcmp(e->ns, w->ns)))
         return;
     if (sw_wevent_render(w->api, e) < 0)
         return; /* logged by the renderer; every watcher skips it */
     const char *type = sw_wevent_type_name(e->type);
-    if (!w->filtered && !w->table) {
+    bool shared = e->kind == w->kind; /* the shared line speaks the watcher's version */
+    if (shared && !w->filtered && !w->table) {
         sw_buf_put(&w->out, e->line, e->len); /* the shared encoding, no decoding at all */
         return;
     }
     json_t *obj = sw_wevent_object(e), *prev = NULL;
+    if (!shared && obj)
+        sw_cr_normalize(w->kind, obj, NULL); /* read through the watcher's kind */
     bool now = selected(w, obj);
     if (w->filtered && e->type == SW_STORE_UPDATE) {
         prev = sw_wevent_prev(w->api, e);
@@ -113,7 +126,7 @@ static void consider(watcher *w, sw_wevent *e)
     } else if (!now) {
         type = NULL;
     }
-    if (type && !w->table && !strcmp(type, sw_wevent_type_name(e->type)))
+    if (type && shared && !w->table && !strcmp(type, sw_wevent_type_name(e->type)))
         sw_buf_put(&w->out, e->line, e->len);
     else if (type)
         emit(w, type, obj);

@@ -47,7 +47,7 @@ static int check_cr_fields(const sw_request *req, const sw_kind *k, json_t *obj,
     int mode = field_validation(req);
     json_t *unknown = json_array();
     sw_cr_normalize(k, obj, unknown);
-    sw_buf list = SW_BUF_INIT(900);
+    sw_buf list = SW_BUF_INIT(64 * 1024); /* the message keeps its first kilobyte */
     size_t i;
     json_t *u;
     json_array_foreach(unknown, i, u)

@@ -84,9 +84,9 @@ static json_t *crd_of(const sw_kind *k)
     json_t *names = json_pack("{s:s, s:s, s:s, s:s}", "plural", k->plural, "singular", k->singular,
                               "kind", k->kind, "listKind", list_kind);
     json_t *shorts = json_array(), *cats = json_array();
-    for (size_t i = 0; i < 4 && k->short_names[i]; i++)
+    for (size_t i = 0; i < SW_KIND_MAX_NAMES && k->short_names[i]; i++)
         json_array_append_new(shorts, json_string(k->short_names[i]));
-    for (size_t i = 0; i < 2 && k->categories[i]; i++)
+    for (size_t i = 0; i < SW_KIND_MAX_NAMES && k->categories[i]; i++)
         json_array_append_new(cats, json_string(k->categories[i]));
     if (json_array_size(shorts))
         json_object_set(names, "shortNames", shorts);

@@ -85,6 +85,19 @@ static int terminating(sw_crd_cleanup *d, json_t **crd, const char *status, cons
     return error;
 }
 
+static bool established(const json_t *crd)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(sw_json_at(crd, "status.conditions"), i, c)
+    {
+        if (sw_str_eq(sw_json_str_at(c, "type"), "Established") &&
+            sw_str_eq(sw_json_str_at(c, "status"), "True"))
+            return true;
+    }
+    return false;
+}
+
 static int reconcile(void *arg, const char *name)
 {
     sw_crd_cleanup *d = arg;
@@ -108,10 +121,25 @@ static int reconcile(void *arg, const char *name)
     size_t left = 0;
     /* one condition per pass, written only when it changed: each write is an event that brings
      * the CRD back here */
-    if (version[0] && plural[0] && group[0]) {
+    if (!version[0] || !plural[0] || !group[0] || !established(crd)) {
+        /* never served: it cannot have instances. Served once but no version is now: its
+         * instances cannot be reached through the API, so they are kept, and so is the CRD */
+        if (established(crd) && group[0] && plural[0]) {
+            error = terminating(d, &crd, "True", "InstanceDeletionFailed",
+                                "could not list instances: no version of the "
+                                "CustomResourceDefinition is served; serve one to let its "
+                                "instances be deleted");
+            if (error == 0)
+                error = RECHECK_MS * 10;
+            goto done;
+        }
+    } else {
         error = sw_client_list(d->client, &res, NULL, NULL, &list);
-        if (error == SW_ENOTFOUND) /* not served (any more): nothing to delete */
-            error = 0;
+        if (error == SW_ENOTFOUND) {
+            /* served, yet not found (re-registered this moment): never a reason to release */
+            error = RECHECK_MS;
+            goto done;
+        }
         if (error < 0)
             goto done;
         json_t *item;

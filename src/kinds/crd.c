@@ -25,7 +25,7 @@
 
 #define MAX_VERSIONS 16
 #define MAX_COLUMNS 32
-#define MAX_NAMES 32
+#define MAX_NAMES (SW_KIND_MAX_NAMES - 1)
 #define MAX_SELECTABLE 8
 
 /* ---- helpers ---- */
@@ -140,7 +140,7 @@ static bool find_cel(const json_t *v, const char *path, char *at, size_t n, int 
 /* What one registered kind keeps (its descriptor's strings point here). */
 typedef struct crv {
     char *group, *version, *kind, *plural, *singular, *crd;
-    char *short_names[4], *categories[2];
+    char *short_names[SW_KIND_MAX_NAMES], *categories[SW_KIND_MAX_NAMES];
     sw_column columns[MAX_COLUMNS];
     char *column_strs[MAX_COLUMNS][4]; /* name, type, description, jsonPath */
     size_t ncolumns;
@@ -164,9 +164,9 @@ static void crv_free(void *p)
     sw_free(v->plural);
     sw_free(v->singular);
     sw_free(v->crd);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < SW_KIND_MAX_NAMES; i++)
         sw_free(v->short_names[i]);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < SW_KIND_MAX_NAMES; i++)
         sw_free(v->categories[i]);
     for (size_t i = 0; i < v->ncolumns; i++)
         for (int j = 0; j < 4; j++)
@@ -331,12 +331,12 @@ static crv *make_crv(const json_t *crd, const json_t *ver, sw_kind *t)
     json_t *x;
     json_array_foreach(json_object_get(names, "shortNames"), i, x)
     {
-        if (i < 4)
+        if (i < SW_KIND_MAX_NAMES - 1) /* the last stays NULL */
             t->short_names[i] = v->short_names[i] = sw_strdup(json_string_value(x) ?: "");
     }
     json_array_foreach(json_object_get(names, "categories"), i, x)
     {
-        if (i < 2)
+        if (i < SW_KIND_MAX_NAMES - 1)
             t->categories[i] = v->categories[i] = sw_strdup(json_string_value(x) ?: "");
     }
     t->namespaced = !sw_str_eq(str_at(crd, "spec.scope"), "Cluster");
@@ -435,7 +435,12 @@ static void sync_crd(const json_t *crd)
         e->next = entries;
         entries = e;
     }
-    drop_kinds(e);
+    /* each version still served is replaced in place (no request in between sees a 404);
+     * the others go after */
+    const sw_kind *old[MAX_VERSIONS];
+    size_t nold = e->n;
+    memcpy(old, e->kinds, nold * sizeof(*old));
+    e->n = 0;
     sw_free(e->fingerprint);
     e->fingerprint = fp;
     bool accepted = condition_true(crd, "NamesAccepted") || condition_true(crd, "Established");
@@ -449,8 +454,16 @@ static void sync_crd(const json_t *crd)
         crv *v = make_crv(crd, ver, &t);
         if (!v)
             continue;
-        const sw_kind *k = NULL;
-        if (sw_kinds_register(&t, v, crv_free, &k) < 0) {
+        const sw_kind *k = NULL, *prev = NULL;
+        for (size_t j = 0; j < nold && !prev; j++)
+            if (old[j] && sw_str_eq(old[j]->version, v->version)) {
+                prev = old[j];
+                old[j] = NULL;
+            }
+        int error = prev ? sw_kinds_replace(prev, &t, v, crv_free, &k)
+                         : sw_kinds_register(&t, v, crv_free, &k);
+        sw_kind_release(prev);
+        if (error < 0) {
             sw_log(SW_LOG_WARN, "crd %s: version %s not served: %s", name, v->version,
                    sw_error_msg());
             crv_free(v);
@@ -458,6 +471,11 @@ static void sync_crd(const json_t *crd)
         }
         e->kinds[e->n++] = k;
     }
+    for (size_t j = 0; j < nold; j++)
+        if (old[j]) {
+            sw_kinds_unregister(old[j]);
+            sw_kind_release(old[j]);
+        }
     pthread_mutex_unlock(&reg_mu);
 }
 
@@ -503,57 +521,14 @@ void sw_cr_normalize(const sw_kind *k, json_t *obj, json_t *unknown)
         json_object_set_new(obj, "apiVersion", json_string(v->api_version));
 }
 
-/* The value at a cause's field path ("spec.items[1].name"), or NULL. */
-static const json_t *at_field(const json_t *obj, const char *field)
-{
-    const char *p = field;
-    while (obj && *p) {
-        if (*p == '[') {
-            uint64_t i;
-            p++;
-            if (sw_parse_u64(&p, SIZE_MAX, &i) < 0 || *p != ']')
-                return NULL;
-            p++;
-            obj = json_array_get(obj, (size_t)i);
-        } else {
-            size_t n = strcspn(p, ".[");
-            obj = json_is_object(obj) ? json_object_getn(obj, p, n) : NULL;
-            p += n;
-        }
-        if (*p == '.')
-            p++;
-    }
-    return obj;
-}
-
-/* Ratcheting (kube's CRDValidationRatcheting): a failure at a field the update left as it was
- * is not reported, so tightening a schema never locks stored objects. */
-static void drop_unchanged(json_t *causes, const json_t *obj, const json_t *old)
-{
-    for (size_t i = json_array_size(causes); i-- > 0;) {
-        const char *field = str_at(json_array_get(causes, i), "field");
-        if (!field || !*field || !strcmp(field, "<nil>"))
-            continue;
-        const json_t *now = at_field(obj, field), *was = at_field(old, field);
-        if ((now && was && json_equal(now, was)) || (!now && !was))
-            json_array_remove(causes, i);
-    }
-}
-
 int sw_cr_validate(const sw_kind *k, const json_t *obj, const json_t *old)
 {
     const crv *v = k->data;
     json_t *causes = NULL;
-    if (!v || !v->schema || sw_oas_validate(v->schema, obj, &causes) == 0)
+    if (!v || !v->schema || sw_oas_validate_update(v->schema, obj, old, &causes) == 0)
         return 0;
-    if (old)
-        drop_unchanged(causes, obj, old);
-    if (json_array_size(causes) == 0) {
-        json_decref(causes);
-        return 0;
-    }
     /* the message kube-apiserver writes: the one cause, or all in brackets */
-    sw_buf msg = SW_BUF_INIT(900);
+    sw_buf msg = SW_BUF_INIT(64 * 1024); /* sw_error_set keeps the first kilobyte */
     size_t i, n = json_array_size(causes);
     json_t *c;
     if (n > 1)

@@ -21,6 +21,8 @@ typedef struct sw_registry sw_registry;
 /* What a stream's next() returns to end its reply abnormally (see sw_subresp, sw_stream). */
 #define SW_STREAM_CUT (-2L)
 
+#define SW_KIND_MAX_NAMES 32 /* shortNames, categories */
+
 typedef struct sw_kind_ctx {
     const char *image_registry; /* --image-registry HOST:PORT or "" */
     sw_registry *registry;      /* OCI registry client for imports (NULL: imports unavailable) */
@@ -139,8 +141,8 @@ struct sw_kind {
     const char *kind;
     const char *plural;
     const char *singular;
-    const char *short_names[4];
-    const char *categories[2];
+    const char *short_names[SW_KIND_MAX_NAMES]; /* NULL after the last */
+    const char *categories[SW_KIND_MAX_NAMES];
     bool namespaced;
     bool has_status;      /* has a status subresource; main-resource writes keep old status */
     bool spec_generation; /* metadata.generation starts at 1 and bumps on non-metadata change */
@@ -237,6 +239,11 @@ int sw_kinds_register(const sw_kind *tmpl, void *data, void (*destroy)(void *dat
                       const sw_kind **out);
 /* Lookups stop finding k (a reference the caller holds stays valid until released). */
 void sw_kinds_unregister(const sw_kind *k);
+/* Puts a copy of tmpl where old is, in one step, so that no lookup in between finds neither
+ * (a CRD's change re-registers its kinds while requests go on); old is unregistered as above.
+ * When old is not registered, the same as sw_kinds_register. */
+int sw_kinds_replace(const sw_kind *old, const sw_kind *tmpl, void *data,
+                     void (*destroy)(void *data), const sw_kind **out);
 /* Whether k serves verb ("get", "list", "watch", "create", "update", "patch", "delete",
  * "deletecollection"). */
 bool sw_kind_serves(const sw_kind *k, const char *verb);

@@ -133,6 +133,36 @@ taken:
                         tmpl->version);
 }
 
+int sw_kinds_replace(const sw_kind *old, const sw_kind *tmpl, void *data,
+                     void (*destroy)(void *data), const sw_kind **out)
+{
+    pthread_mutex_lock(&dyn_lock);
+    dyn **at = NULL;
+    for (dyn **p = &dyns; *p; p = &(*p)->next)
+        if (&(*p)->k == old)
+            at = p;
+    if (!at) {
+        pthread_mutex_unlock(&dyn_lock);
+        return sw_kinds_register(tmpl, data, destroy, out);
+    }
+    dyn *prev = *at;
+    dyn *d = sw_calloc(1, sizeof(*d));
+    d->k = *tmpl;
+    d->k.dynamic = true;
+    d->k.data = data;
+    d->data = data;
+    d->destroy = destroy;
+    d->refs = out ? 2 : 1;
+    d->next = prev->next;
+    *at = d; /* in one step: no lookup finds neither */
+    prev->removed = true;
+    pthread_mutex_unlock(&dyn_lock);
+    sw_kind_release(&prev->k); /* the registry's reference to the old one */
+    if (out)
+        *out = &d->k;
+    return 0;
+}
+
 void sw_kinds_unregister(const sw_kind *k)
 {
     if (!k || !k->dynamic)

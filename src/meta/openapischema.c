@@ -132,8 +132,14 @@ static void add_cause_v(json_t *causes, const char *reason, const char *field, c
         return;
     sw_buf msg = SW_BUF_INIT(MAX_MESSAGE);
     sw_buf_vprintf(&msg, fmt, ap);
-    json_array_append_new(causes, json_pack("{s:s, s:s, s:s}", "reason", reason, "message",
-                                            sw_buf_cstr(&msg), "field", field));
+    /* a cause is never lost: text that is not UTF-8 (a cut value) is cleaned, not dropped */
+    char *clean = sw_utf8_clean(sw_buf_cstr(&msg)), *cfield = sw_utf8_clean(field);
+    json_t *c = json_pack("{s:s, s:s, s:s}", "reason", reason, "message", clean, "field", cfield);
+    json_array_append_new(causes, c ? c
+                                    : json_pack("{s:s, s:s, s:s}", "reason", reason, "message",
+                                                "Invalid value", "field", ""));
+    sw_free(clean);
+    sw_free(cfield);
     sw_buf_dispose(&msg);
 }
 
@@ -175,9 +181,12 @@ static void render(const json_t *v, char *out, size_t n)
     }
     char *s = sw_json_dumps(v, NULL);
     size_t len = strlen(s);
-    if (len > 4096 && n > 4100)
-        snprintf(out, n, "%.4096s...", s);
-    else
+    if (len > 4096 && n > 4100) {
+        size_t cut = 4096;
+        while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+            cut--; /* never inside a UTF-8 sequence */
+        snprintf(out, n, "%.*s...", (int)cut, s);
+    } else
         snprintf(out, n, "%s", s);
     sw_free(s);
 }
@@ -305,7 +314,8 @@ typedef struct {
 } cctx;
 
 static node *compile_node(cctx *c, const json_t *schema, int at, int depth);
-static void validate_node(const node *n, const json_t *v, fpath *p, json_t *causes);
+static void validate_node(const node *n, const json_t *v, const json_t *old, fpath *p,
+                          json_t *causes);
 static bool prune_node(const node *n, json_t *v, fpath *p, json_t *unknown, bool root);
 
 static void ccause(cctx *c, const char *reason, const char *key, const char *fmt, ...)
@@ -740,7 +750,7 @@ static bool check_default(cctx *c, node *n, const json_t *schema)
     json_decref(unknown);
     json_t *causes = json_array();
     if (!pruned)
-        validate_node(n, copy, &p, causes);
+        validate_node(n, copy, NULL, &p, causes);
     json_decref(copy);
     fp_free(&p);
     bool ok = !pruned && json_array_size(causes) == 0;
@@ -1084,7 +1094,8 @@ static bool prune_node(const node *n, json_t *v, fpath *p, json_t *unknown, bool
         if (resource && (sw_str_eq(key, "apiVersion") || sw_str_eq(key, "kind")))
             continue;
         if (resource && sw_str_eq(key, "metadata")) {
-            if (n->embedded && !root && json_is_object(x)) {
+            /* ObjectMeta's fields only, at the root as in embedded resources */
+            if (json_is_object(x)) {
                 const char *mk;
                 json_t *mv;
                 void *t2;
@@ -1364,7 +1375,8 @@ static void check_duplicates(const node *n, const json_t *v, fpath *p, json_t *c
     sw_free(dups);
 }
 
-static void check_object(const node *n, const json_t *v, fpath *p, json_t *causes)
+static void check_object(const node *n, const json_t *v, const json_t *old, fpath *p,
+                         json_t *causes)
 {
     size_t i;
     const json_t *r;
@@ -1403,7 +1415,7 @@ static void check_object(const node *n, const json_t *v, fpath *p, json_t *cause
         if (!sub)
             continue;
         size_t mark = fp_key(p, key);
-        validate_node(sub, x, p, causes);
+        validate_node(sub, x, json_is_object(old) ? json_object_get(old, key) : NULL, p, causes);
         fp_pop(p, mark);
     }
 }
@@ -1411,7 +1423,7 @@ static void check_object(const node *n, const json_t *v, fpath *p, json_t *cause
 static bool passes(const node *n, const json_t *v, fpath *p)
 {
     json_t *scratch = json_array();
-    validate_node(n, v, p, scratch);
+    validate_node(n, v, NULL, p, scratch);
     bool ok = json_array_size(scratch) == 0;
     json_decref(scratch);
     return ok;
@@ -1427,7 +1439,7 @@ static void junctor_cause(json_t *causes, const fpath *p, const char *what)
 static void check_junctors(const node *n, const json_t *v, fpath *p, json_t *causes)
 {
     for (size_t i = 0; i < n->nall; i++)
-        validate_node(n->all[i], v, p, causes);
+        validate_node(n->all[i], v, NULL, p, causes);
     if (n->nany) {
         bool any = false;
         for (size_t i = 0; i < n->nany && !any; i++)
@@ -1446,8 +1458,14 @@ static void check_junctors(const node *n, const json_t *v, fpath *p, json_t *cau
         junctor_cause(causes, p, "not validate the schema (not)");
 }
 
-static void validate_node(const node *n, const json_t *v, fpath *p, json_t *causes)
+/* old: the value at the same place before an update, or NULL. An unchanged value is not
+ * validated again (kube's ratcheting): tightening a schema never locks stored objects, and a
+ * changed object is checked whole (its required fields too). Array items are not matched up. */
+static void validate_node(const node *n, const json_t *v, const json_t *old, fpath *p,
+                          json_t *causes)
 {
+    if (old && json_equal(v, old))
+        return;
     if (json_array_size(causes) >= SW_OAS_MAX_CAUSES)
         return;
     if (json_is_null(v) && n->nullable)
@@ -1513,16 +1531,21 @@ static void validate_node(const node *n, const json_t *v, fpath *p, json_t *caus
             json_array_foreach(v, i, x)
             {
                 size_t mark = fp_index(p, i);
-                validate_node(n->items, x, p, causes);
+                validate_node(n->items, x, NULL, p, causes);
                 fp_pop(p, mark);
             }
         }
     } else if (json_is_object(v))
-        check_object(n, v, p, causes);
+        check_object(n, v, old, p, causes);
     check_junctors(n, v, p, causes);
 }
 
 int sw_oas_validate(const sw_oas *s, const json_t *obj, json_t **causes)
+{
+    return sw_oas_validate_update(s, obj, NULL, causes);
+}
+
+int sw_oas_validate_update(const sw_oas *s, const json_t *obj, const json_t *old, json_t **causes)
 {
     if (causes)
         *causes = NULL;
@@ -1531,7 +1554,7 @@ int sw_oas_validate(const sw_oas *s, const json_t *obj, json_t **causes)
     json_t *c = json_array();
     fpath p;
     fp_init(&p);
-    validate_node(s->root, obj, &p, c);
+    validate_node(s->root, obj, old, &p, c);
     fp_free(&p);
     if (json_array_size(c) == 0) {
         json_decref(c);

@@ -46,5 +46,9 @@ void sw_oas_default(const sw_oas *s, json_t *obj);
 
 /* 0 when obj satisfies every keyword, else SW_EINVALID and *causes: a new array of causes. */
 int sw_oas_validate(const sw_oas *s, const json_t *obj, json_t **causes);
+/* The same for an update from old: a value equal to the one at the same place in old is not
+ * validated again (ratcheting), so only what the update changed can fail. */
+int sw_oas_validate_update(const sw_oas *s, const json_t *obj, const json_t *old,
+                           json_t **causes);
 
 #endif

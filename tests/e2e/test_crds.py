@@ -514,6 +514,86 @@ def test_versions(t, c):
     t.req("DELETE", CRDS + "/" + name)
 
 
+def test_review_findings(t, c, s):
+    c.section("defects a review found: watches across CRD changes, cut values, ratcheting, "
+              "root metadata, lookups during a CRD update")
+    import threading
+    # a watch opened before a CRD change keeps getting events after it
+    stream = s.open_stream(ct_path() + "?watch=true&resourceVersion=0", timeout=15)
+    events = []
+
+    def reader():
+        try:
+            for line in stream:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue
+                events.append((ev.get("type"),
+                               ev.get("object", {}).get("metadata", {}).get("name")))
+        except OSError:  # the stream closed, or its read timed out
+            pass
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    _, cur, _ = t.req("GET", CRDS + "/" + CRD)
+    cur["spec"]["versions"][0]["additionalPrinterColumns"].append(
+        {"name": "Color", "type": "string", "jsonPath": ".spec.color"})
+    c.eq(t.req("PUT", CRDS + "/" + CRD, cur)[0], 200, "the CRD changes (a printer column)")
+    t.ct("after-change", {"color": "red"})
+    c.ok(t.until(lambda: ("ADDED", "after-change") in events),
+         "a watch opened before the change sees an object created after it", events[-5:])
+    stream.close()
+    # a value over 4 KiB that is cut inside a UTF-8 character still fails its enum
+    code, obj, _ = t.ct("cutvalue", {"color": "a" * 4094 + "\u00e9x"})
+    c.eq(code, 422, "an invalid value cut inside a UTF-8 character for the message: still 422")
+    c.eq(t.req("GET", ct_path(name="cutvalue"))[0], 404, "... and not stored")
+    # ratcheting compares values, never re-parsed paths: dotted map keys are checked
+    m = crontab_crd(name="maps." + GROUP, plural="maps", kind="Map", scale=False, status=False,
+                    schema={"type": "object", "properties": {"m": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string", "maxLength": 3}}}})
+    m["spec"]["names"]["shortNames"] = []
+    t.req("POST", CRDS, m)
+    mbase = "%s/namespaces/default/maps" % BASE
+    t.until(lambda: t.req("GET", mbase)[0] == 200)
+    t.req("POST", mbase, {"apiVersion": GROUP + "/v1", "kind": "Map", "metadata": {"name": "m1"},
+                          "spec": {"m": {"ok": "x"}}})
+    for key in ("a.b", "x[0]", "plain"):
+        code, _, _ = t.req("PATCH", mbase + "/m1", {"spec": {"m": {key: "toolong"}}},
+                           "application/merge-patch+json")
+        c.eq(code, 422, "an update adding an invalid value under the key %r: 422" % key)
+    t.req("DELETE", CRDS + "/maps." + GROUP)
+    # root metadata is ObjectMeta: unknown fields there are pruned and reported
+    code, obj, hdrs = t.req("POST", ct_path(), {"apiVersion": GROUP + "/v1", "kind": "CronTab",
+                                                "metadata": {"name": "metafoo", "foo": {"b": 1}},
+                                                "spec": {}})
+    c.ok(code == 201 and "foo" not in obj["metadata"] and
+         'unknown field \\"metadata.foo\\"' in (hdrs.get("Warning") or ""),
+         "an unknown field in metadata: pruned, with a Warning", (obj.get("metadata"),
+                                                                  hdrs.get("Warning")))
+    # requests during a CRD update never see the resource missing
+    stop = time.monotonic() + 2
+    bad = []
+
+    def updater():
+        i = 0
+        while time.monotonic() < stop:
+            i += 1
+            _, cur2, _ = t.req("GET", CRDS + "/" + CRD)
+            cur2["spec"]["versions"][0]["additionalPrinterColumns"][-1]["name"] = "C%d" % i
+            t.req("PUT", CRDS + "/" + CRD, cur2)
+    u = threading.Thread(target=updater)
+    u.start()
+    n = 0
+    while time.monotonic() < stop:
+        n += 1
+        code = t.req("GET", ct_path(name="after-change"))[0]
+        if code != 200:
+            bad.append(code)
+    u.join()
+    c.eq(bad, [], "%d GETs of a CR while its CRD is rewritten: every one 200" % n)
+
+
 def test_dynamic_client(t, c, s):
     c.section("the official Python client's dynamic client on a custom resource")
     dyn = s.dynamic_client()
@@ -606,6 +686,7 @@ def body(c):
         test_subresources(t, c)
         test_tables_and_routing(t, c)
         test_versions(t, c)
+        test_review_findings(t, c, s)
         test_dynamic_client(t, c, s)
         test_namespace_delete(t, c)
         test_crd_delete(t, c)
