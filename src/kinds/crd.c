@@ -309,7 +309,7 @@ static crv *make_crv(const json_t *crd, const json_t *ver, sw_kind *t)
     json_t *causes = NULL;
     const json_t *schema = sw_json_at(ver, "schema.openAPIV3Schema");
     bool status = json_is_object(sw_json_at(ver, "subresources.status"));
-    if (sw_oas_compile(schema, "schema", status, &v->schema, &causes) < 0) {
+    if (sw_oas_compile_lazy(schema, "schema", status, &v->schema, &causes) < 0) {
         json_decref(causes);
         crv_free(v);
         return NULL;

@@ -13,7 +13,9 @@
 #include "util/time.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <regex.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ enum { T_OBJECT = 1, T_ARRAY, T_STRING, T_INTEGER, T_NUMBER, T_BOOLEAN };
 static const char *const type_words[] = {"",        "object", "array",  "string",
                                          "integer", "number", "boolean"};
 enum { LT_ATOMIC, LT_SET, LT_MAP };
+enum { RE_NONE, RE_READY, RE_LAZY, RE_BAD };
 typedef struct node node;
 typedef struct {
     char *name;
@@ -39,8 +42,8 @@ struct node {
     bool excl_max, excl_min;
     int64_t max_len, min_len, max_items, min_items, max_props, min_props; /* -1: none */
     regex_t re;
-    bool has_re;
-    const char *pattern; /* in the source */
+    _Atomic int re_state; /* RE_NONE, RE_READY (re compiled), RE_LAZY (on first use), RE_BAD */
+    const char *pattern;  /* in the source */
     node *items;
     int list_type;
     const json_t *map_keys; /* array of strings in the source */
@@ -261,7 +264,7 @@ static void node_free(node *n)
         return;
     json_decref(n->def);
     json_decref(n->enumv);
-    if (n->has_re)
+    if (atomic_load(&n->re_state) == RE_READY)
         regfree(&n->re);
     node_free(n->items);
     for (size_t i = 0; i < n->nprops; i++) {
@@ -310,6 +313,7 @@ typedef struct {
     json_t *causes;
     size_t nodes;
     bool defaults;
+    bool lazy; /* patterns compiled on first use */
     fpath path;
 } cctx;
 
@@ -714,8 +718,10 @@ static bool compile_keywords(cctx *c, node *n, const json_t *schema)
     const json_t *pat = json_object_get(schema, "pattern");
     if (pat) {
         n->pattern = json_string_value(pat);
-        int error = n->pattern ? sw_oas_regcomp(n->pattern, &n->re) : SW_EINVALID;
-        n->has_re = error == 0;
+        int error = !n->pattern ? SW_EINVALID
+                    : c->lazy   ? 0 /* a schema validated when its CRD was written */
+                                : sw_oas_regcomp(n->pattern, &n->re);
+        atomic_store(&n->re_state, error < 0 ? RE_NONE : c->lazy ? RE_LAZY : RE_READY);
         if (error == SW_ELIMIT) {
             ccause(c, "FieldValueTooLong", "pattern", "Too long: may not be more than %d bytes",
                    SW_OAS_MAX_PATTERN);
@@ -964,13 +970,13 @@ static bool root_allowed(cctx *c, const json_t *schema)
     return true;
 }
 
-int sw_oas_compile(const json_t *schema, const char *field, bool status_subresource, sw_oas **out,
-                   json_t **causes)
+static int compile_schema(const json_t *schema, const char *field, bool status_subresource,
+                          bool lazy, sw_oas **out, json_t **causes)
 {
     *out = NULL;
     if (causes)
         *causes = NULL;
-    cctx c = {.causes = json_array(), .nodes = 0};
+    cctx c = {.causes = json_array(), .nodes = 0, .lazy = lazy};
     fp_init(&c.path);
     fp_key(&c.path, field && *field ? field : "openAPIV3Schema");
     if (status_subresource && json_is_object(schema) && !root_allowed(&c, schema)) {
@@ -1003,6 +1009,18 @@ int sw_oas_compile(const json_t *schema, const char *field, bool status_subresou
     s->defaults = c.defaults;
     *out = s;
     return 0;
+}
+
+int sw_oas_compile(const json_t *schema, const char *field, bool status_subresource, sw_oas **out,
+                   json_t **causes)
+{
+    return compile_schema(schema, field, status_subresource, false, out, causes);
+}
+
+int sw_oas_compile_lazy(const json_t *schema, const char *field, bool status_subresource,
+                        sw_oas **out, json_t **causes)
+{
+    return compile_schema(schema, field, status_subresource, true, out, causes);
 }
 
 /* ---- pruning ---- */
@@ -1265,6 +1283,23 @@ static void check_number(const node *n, const json_t *v, fpath *p, json_t *cause
     }
 }
 
+/* Whether n's pattern is compiled, compiling it now when it waited for its first use (one
+ * compiler at a time; a pattern that fails here, which validation at write time rules out,
+ * fails every value rather than none). */
+static bool pattern_ready(const node *cn)
+{
+    static pthread_mutex_t lazy_mu = PTHREAD_MUTEX_INITIALIZER;
+    node *n = (node *)cn; /* only re and re_state change, under lazy_mu */
+    int st = atomic_load(&n->re_state);
+    if (st != RE_LAZY)
+        return st == RE_READY;
+    pthread_mutex_lock(&lazy_mu);
+    if (atomic_load(&n->re_state) == RE_LAZY)
+        atomic_store(&n->re_state, sw_oas_regcomp(n->pattern, &n->re) == 0 ? RE_READY : RE_BAD);
+    pthread_mutex_unlock(&lazy_mu);
+    return atomic_load(&n->re_state) == RE_READY;
+}
+
 static void check_string(const node *n, const json_t *v, fpath *p, json_t *causes)
 {
     const char *s = json_string_value(v);
@@ -1273,7 +1308,7 @@ static void check_string(const node *n, const json_t *v, fpath *p, json_t *cause
         vcause(causes, p, "FieldValueTooLong", "Too long: may not be more than %lld bytes",
                (long long)n->max_len);
     bool short_ = n->min_len >= 0 && len < (size_t)n->min_len;
-    bool mismatch = n->has_re && !sw_oas_regmatch(&n->re, s);
+    bool mismatch = n->pattern && (!pattern_ready(n) || !sw_oas_regmatch(&n->re, s));
     if (!short_ && !mismatch)
         return;
     char *rv = render_new(v);

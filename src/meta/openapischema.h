@@ -28,6 +28,10 @@ typedef struct sw_oas sw_oas;
  * {reason, field, message}, the first the one to report. */
 int sw_oas_compile(const json_t *schema, const char *field, bool status_subresource, sw_oas **out,
                    json_t **causes);
+/* The same for a schema already compiled once (a stored CRD's, at start or on re-registration):
+ * patterns are compiled on first use, so starting with many CRDs costs little. */
+int sw_oas_compile_lazy(const json_t *schema, const char *field, bool status_subresource,
+                        sw_oas **out, json_t **causes);
 void sw_oas_free(sw_oas *s);
 
 /* The schema as written (borrowed, valid while s lives): what OpenAPI publication shows. */

@@ -1806,6 +1806,29 @@ static void test_hostile(void **state)
         fail_msg("%zu malformed schemas compiled", failed);
 }
 
+/* A schema compiled lazily (a stored CRD's) checks its patterns on first use, the same way. */
+static void test_lazy_patterns(void **state)
+{
+    (void)state;
+    json_t *schema = parse("{'type':'object','properties':{'spec':{'type':'object','properties':"
+                           "{'s':{'type':'string','pattern':'^[a-z]+\\\\d$'}}}}}");
+    sw_oas *s = NULL;
+    json_t *causes = NULL;
+    assert_int_equal(sw_oas_compile_lazy(schema, "schema", false, &s, &causes), 0);
+    json_t *good = parse("{'spec':{'s':'abc1'}}"), *bad = parse("{'spec':{'s':'ABC'}}");
+    for (int round = 0; round < 2; round++) { /* compiled by the first, reused by the second */
+        assert_int_equal(sw_oas_validate(s, good, &causes), 0);
+        assert_int_equal(sw_oas_validate(s, bad, &causes), SW_EINVALID);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "field")),
+                            "spec.s");
+        json_decref(causes);
+    }
+    json_decref(good);
+    json_decref(bad);
+    json_decref(schema);
+    sw_oas_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1824,6 +1847,7 @@ int main(void)
         cmocka_unit_test(test_list_equality),
         cmocka_unit_test(test_long_values),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_lazy_patterns),
         cmocka_unit_test(test_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
