@@ -372,9 +372,10 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
     if (k->has_status) {
         json_t *sent = json_incref(json_object_get(obj, "status"));
         json_t *st = json_object_get(old, "status");
+        /* a copy: admit and prepare_update may change it (a CRD's conditions), and an update
+         * that only changes status there must not read as "nothing changed" */
         if (st)
-            json_object_set_new(obj, "status",
-                                k->carry_status ? json_deep_copy(st) : json_incref(st));
+            json_object_set_new(obj, "status", json_deep_copy(st));
         else
             json_object_del(obj, "status");
         if (k->carry_status)

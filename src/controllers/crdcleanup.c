@@ -98,9 +98,58 @@ static bool established(const json_t *crd)
     return false;
 }
 
+#define READMIT "readmit/"
+
+static bool names_refused(const json_t *crd)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(sw_json_at(crd, "status.conditions"), i, c)
+    {
+        if (sw_str_eq(sw_json_str_at(c, "type"), "NamesAccepted") &&
+            sw_str_eq(sw_json_str_at(c, "status"), "False"))
+            return true;
+    }
+    return false;
+}
+
+/* A CRD refused for a name conflict is written again unchanged, so that the server decides
+ * its names anew (the CRD it conflicted with may be gone): kube's naming controller does the
+ * same for every CRD of a group when one of them goes. */
+static int readmit(sw_crd_cleanup *d, const char *name)
+{
+    json_t *crd = NULL;
+    int error = sw_client_get(d->client, &sw_res_crds, NULL, name, &crd);
+    if (error == 0 && names_refused(crd) && !sw_json_at(crd, "metadata.deletionTimestamp"))
+        error = sw_client_update(d->client, &sw_res_crds, NULL, crd, NULL);
+    json_decref(crd);
+    return error == SW_ENOTFOUND || error == SW_ECONFLICT ? 0 : error;
+}
+
+/* Queues the refused CRDs of group for readmit. */
+static void readmit_group(sw_crd_cleanup *d, const char *group)
+{
+    json_t *list = NULL;
+    if (!group || sw_client_list(d->client, &sw_res_crds, NULL, NULL, &list) < 0)
+        return;
+    size_t i;
+    json_t *crd;
+    json_array_foreach(json_object_get(list, "items"), i, crd)
+    {
+        char key[400];
+        if (!sw_str_eq(sw_json_str_at(crd, "spec.group"), group) || !names_refused(crd))
+            continue;
+        snprintf(key, sizeof(key), READMIT "%s", sw_json_str_at(crd, "metadata.name") ?: "");
+        sw_controller_enqueue(d->loop, key);
+    }
+    json_decref(list);
+}
+
 static int reconcile(void *arg, const char *name)
 {
     sw_crd_cleanup *d = arg;
+    if (sw_str_prefix(name, READMIT))
+        return readmit(d, name + strlen(READMIT));
     json_t *crd = NULL, *list = NULL;
     int error = sw_client_get(d->client, &sw_res_crds, NULL, name, &crd);
     if (error < 0 || !sw_json_at(crd, "metadata.deletionTimestamp") || !has_finalizer(crd))
@@ -196,7 +245,14 @@ static void crd_event(json_t *obj, void *p)
 
 static void crd_changed(json_t *old, json_t *obj, void *p)
 {
+    (void)old;
     crd_event(obj, p);
+}
+
+/* A CRD gone frees its names for the others of its group. */
+static void crd_gone(json_t *obj, void *p)
+{
+    readmit_group(p, sw_json_str_at(obj, "spec.group"));
 }
 
 int sw_crd_cleanup_new(sw_crd_cleanup **out, sw_client *c)
@@ -210,7 +266,8 @@ int sw_crd_cleanup_new(sw_crd_cleanup **out, sw_client *c)
                              .queue = {.base_delay_ms = 200, .max_delay_ms = 30000}};
     int error = sw_controller_new(&d->loop, &co);
     sw_informer_opts io = {.lean = true, .resync_ms = 60000};
-    sw_informer_handlers h = {.on_add = crd_event, .on_update = crd_changed, .payload = d};
+    sw_informer_handlers h = {
+        .on_add = crd_event, .on_update = crd_changed, .on_delete = crd_gone, .payload = d};
     if (error == 0)
         error = sw_informer_new(&d->crds, c, &sw_res_crds, &io, &h);
     if (error == 0)

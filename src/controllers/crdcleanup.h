@@ -3,7 +3,9 @@
  * Terminating=True/InstanceDeletionInProgress, its instances are deleted (propagation
  * Background, so their own finalizers hold), it is looked at again every second while some are
  * left (InstanceDeletionCheck says how many), then Terminating=False/InstanceDeletionCompleted
- * and the finalizer goes, so the server removes the CRD. It starts with the namespace controller
+ * and the finalizer goes, so the server removes the CRD. When a CRD is gone, the CRDs of its
+ * group refused for a name conflict are written again unchanged, so the server decides their
+ * names anew (kube's naming controller). It starts with the namespace controller
  * (only against slipway's own server); its informer is its own. */
 #ifndef SW_CONTROLLERS_CRDCLEANUP_H
 #define SW_CONTROLLERS_CRDCLEANUP_H

@@ -572,6 +572,24 @@ def test_review_findings(t, c, s):
          'unknown field \\"metadata.foo\\"' in (hdrs.get("Warning") or ""),
          "an unknown field in metadata: pruned, with a Warning", (obj.get("metadata"),
                                                                   hdrs.get("Warning")))
+    # a CRD refused for a name conflict gets its names once the CRD it conflicted with goes
+    first = crontab_crd(name="gizmos.names.example.com", plural="gizmos", kind="Gizmo",
+                        group="names.example.com", scale=False)
+    second = crontab_crd(name="gadgetz.names.example.com", plural="gadgetz", kind="Gizmo",
+                         group="names.example.com", scale=False)
+    for d in (first, second):
+        d["spec"]["names"].update(shortNames=[], singular=d["spec"]["names"]["plural"][:-1])
+        t.req("POST", CRDS, d)
+    c.eq((t.cond("gadgetz.names.example.com", "NamesAccepted") or {}).get("reason"),
+         "KindConflict", "the second CRD with the same kind: KindConflict")
+    t.req("DELETE", CRDS + "/gizmos.names.example.com")
+    acc = t.until(lambda: (t.cond("gadgetz.names.example.com", "NamesAccepted") or {})
+                  .get("status") == "True", 15)
+    c.ok(acc, "once the first is deleted, the second's names are accepted",
+         t.cond("gadgetz.names.example.com", "NamesAccepted"))
+    c.ok(t.until(lambda: t.req("GET", "/apis/names.example.com/v1/namespaces/default/gadgetz")[0]
+                 == 200), "... and it is served")
+    t.req("DELETE", CRDS + "/gadgetz.names.example.com")
     # requests during a CRD update never see the resource missing
     stop = time.monotonic() + 2
     bad = []
