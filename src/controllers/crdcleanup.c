@@ -85,33 +85,33 @@ static int terminating(sw_crd_cleanup *d, json_t **crd, const char *status, cons
     return error;
 }
 
-static bool established(const json_t *crd)
+/* Whether crd has the condition type with status. */
+static bool condition_is(const json_t *crd, const char *type, const char *status)
 {
     size_t i;
     json_t *c;
     json_array_foreach(sw_json_at(crd, "status.conditions"), i, c)
     {
-        if (sw_str_eq(sw_json_str_at(c, "type"), "Established") &&
-            sw_str_eq(sw_json_str_at(c, "status"), "True"))
+        if (sw_str_eq(sw_json_str_at(c, "type"), type) &&
+            sw_str_eq(sw_json_str_at(c, "status"), status))
             return true;
     }
     return false;
 }
-
-#define READMIT "readmit/"
 
 static bool names_refused(const json_t *crd)
 {
-    size_t i;
-    json_t *c;
-    json_array_foreach(sw_json_at(crd, "status.conditions"), i, c)
-    {
-        if (sw_str_eq(sw_json_str_at(c, "type"), "NamesAccepted") &&
-            sw_str_eq(sw_json_str_at(c, "status"), "False"))
-            return true;
-    }
-    return false;
+    return condition_is(crd, "NamesAccepted", "False");
 }
+
+static bool established(const json_t *crd)
+{
+    return condition_is(crd, "Established", "True");
+}
+
+
+#define READMIT "readmit/"
+
 
 /* A CRD refused for a name conflict is written again unchanged, so that the server decides
  * its names anew (the CRD it conflicted with may be gone): kube's naming controller does the
