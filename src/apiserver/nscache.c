@@ -47,10 +47,19 @@ static void put(sw_nscache *c, const char *key, const char *value, size_t len, b
     pthread_mutex_unlock(&c->mu);
 }
 
-/* Runs on the committing writer's thread, before the write is acknowledged. */
+/* Runs on the committing writer's thread, before the write is acknowledged (SQLite), or on the
+ * store's watch thread (etcd). After SW_STORE_GONE the entries may be stale: the set is dropped
+ * and every lookup then reads the store until the watch has refilled it. */
 static void on_event(const sw_store_event *ev, void *payload)
 {
-    put(payload, ev->key, ev->value, ev->value_len, ev->type == SW_STORE_DELETE);
+    sw_nscache *c = payload;
+    if (ev->type == SW_STORE_GONE) {
+        pthread_mutex_lock(&c->mu);
+        json_object_clear(c->names);
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    put(c, ev->key, ev->value, ev->value_len, ev->type == SW_STORE_DELETE);
 }
 
 int sw_nscache_new(sw_nscache **out, sw_store *store)
@@ -84,6 +93,15 @@ int sw_nscache_state(sw_nscache *c, const char *ns)
     json_t *v = json_object_get(c->names, ns);
     int state = !v ? SW_NS_ABSENT : json_is_true(v) ? SW_NS_TERMINATING : SW_NS_ACTIVE;
     pthread_mutex_unlock(&c->mu);
+    if (state == SW_NS_ABSENT) {
+        /* created through another server, or just now: the store decides */
+        char key[SW_API_KEY_MAX];
+        sw_kv kv = {0};
+        sw_api_key(&sw_kind_namespace, NULL, ns, key, sizeof(key));
+        if (sw_store_get(c->store, key, &kv) == 0)
+            state = terminating(kv.value, kv.value_len) ? SW_NS_TERMINATING : SW_NS_ACTIVE;
+        sw_kv_dispose(&kv);
+    }
     return state;
 }
 

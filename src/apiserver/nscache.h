@@ -1,7 +1,9 @@
 /* nscache: which namespaces exist and which are terminating, kept in memory from a store watch,
- * so a write into a namespace does not cost a store read. The cache is updated on the committing
- * writer's thread before that write is acknowledged, so it never answers older than an
- * acknowledged namespace change. */
+ * so a write into a namespace does not cost a store read. On SQLite the cache is updated on the
+ * committing writer's thread before that write is acknowledged, so it never answers older than
+ * an acknowledged namespace change; on etcd (several servers, events arrive after the write)
+ * a namespace the cache does not know is read from the store before it is called absent, as
+ * kube-apiserver's namespace lifecycle admission does. */
 #ifndef SW_NSCACHE_H
 #define SW_NSCACHE_H
 

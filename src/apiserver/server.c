@@ -140,12 +140,27 @@ static bool is_webhook(const char *method, const char *path)
     return true;
 }
 
+/* /healthz, /livez, /readyz, each with ?verbose and one path per check (/readyz/store), as
+ * kube-apiserver answers them: "ok", or 500 listing the failed checks. livez has only ping: a
+ * server whose store is down is alive (restarting it would not help) but neither healthy nor
+ * ready. */
+static bool health_path(const char *url)
+{
+    static const char *const roots[] = {"/healthz", "/livez", "/readyz"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen(roots[i]);
+        if (!strncmp(url, roots[i], n) && (url[n] == '\0' || url[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
 /* 0, or SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
 static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
                         const char *path)
 {
-    if (s->opts.anonymous || !strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
-        !strcmp(path, "/livez") || !strcmp(path, "/version") || is_webhook(method, path))
+    if (s->opts.anonymous || health_path(path) || !strcmp(path, "/version") ||
+        is_webhook(method, path))
         return 0;
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     if (!h && s->opts.client_ca) {
@@ -229,11 +244,44 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, sw_response *r
     return ret;
 }
 
-static void health(sw_response *resp)
+static void health(sw_apiserver *s, const sw_request *req, const char *url, sw_response *resp)
 {
-    resp->status = 200;
+    static const char *const checks[] = {"ping", "store"};
+    const char *name = url[1] == 'l' ? "livez" : url[1] == 'r' ? "readyz" : "healthz";
+    const char *one = strchr(url + 1, '/');
+    size_t nchecks = url[1] == 'l' ? 1 : 2;
+    const char *vv = NULL;
+    size_t vn = 0;
+    bool failed = false, verbose = MHD_lookup_connection_value_n(req->conn, MHD_GET_ARGUMENT_KIND,
+                                                                 "verbose", 7, &vv, &vn) == MHD_YES;
     resp->content_type = "text/plain";
-    sw_buf_puts(&resp->body, "ok");
+    if (one && !sw_str_one_of(one + 1, (const char *const[]){"ping", "store", NULL})) {
+        sw_response_error(resp, SW_ENOTFOUND, "the server could not find the requested resource",
+                          NULL, NULL);
+        return;
+    }
+    if (one && !strcmp(one + 1, "store") && nchecks == 1) {
+        sw_response_error(resp, SW_ENOTFOUND, "livez has no store check", NULL, NULL);
+        return;
+    }
+    sw_buf lines = SW_BUF_INIT(4096);
+    for (size_t i = 0; i < nchecks; i++) {
+        if (one && strcmp(one + 1, checks[i]))
+            continue;
+        bool ok = i == 0 || sw_store_health(s->api->store) == 0;
+        if (!ok)
+            sw_log(SW_LOG_INFO, "%s: store check failed: %s", name, sw_error_msg());
+        failed = failed || !ok;
+        sw_buf_printf(&lines, "[%c]%s %s\n", ok ? '+' : '-', checks[i],
+                      ok ? "ok" : "failed: reason withheld");
+    }
+    resp->status = failed ? 500 : 200;
+    if (verbose || failed)
+        sw_buf_printf(&resp->body, "%s%s check %s\n", sw_buf_cstr(&lines), name,
+                      failed ? "failed" : "passed");
+    else
+        sw_buf_puts(&resp->body, "ok");
+    sw_buf_dispose(&lines);
 }
 
 /* Typed clients send built-in kinds as protobuf (k8s\0 + runtime.Unknown). Such a body is
@@ -294,8 +342,8 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         /* The registry authenticates with its own token, not the admin one. */
         sw_notify_handle(s->api->notifier, &req,
                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"), resp);
-    } else if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez")) {
-        health(resp);
+    } else if (health_path(url)) {
+        health(s, &req, url, resp);
     } else if (sw_openapi_matches(url)) {
         sw_openapi_handle(s->api, &req, resp);
     } else if (sw_discovery_matches(url)) {
@@ -441,12 +489,15 @@ static void *compactor_main(void *arg)
         pthread_mutex_unlock(&s->mu);
         int64_t target = sw_store_current_revision(s->api->store) - s->opts.compact_keep;
         if (target > sw_store_compacted_revision(s->api->store)) {
-            int error = sw_store_compact(s->api->store, target);
+            /* several servers on one etcd: one of them compacts per interval */
+            int error = sw_store_compact_round(s->api->store, target);
             if (error < 0)
                 sw_log(SW_LOG_ERROR, "compaction to revision %lld failed: %s", (long long)target,
                        sw_error_msg());
-            else
+            else if (error == 1)
                 sw_log(SW_LOG_INFO, "compacted the store to revision %lld", (long long)target);
+            else
+                sw_log(SW_LOG_INFO, "another server compacts the store this round");
         }
         pthread_mutex_lock(&s->mu);
     }

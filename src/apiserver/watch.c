@@ -275,7 +275,8 @@ static long watcher_next(void *state, char *buf, size_t max)
 static void catchup_cb(const sw_store_event *ev, void *payload)
 {
     watcher *w = payload;
-    if (w->backlog_over || w->nbacklog >= MAX_CATCHUP || w->backlog_bytes > MAX_CATCHUP_BYTES) {
+    if (ev->type == SW_STORE_GONE || w->backlog_over || w->nbacklog >= MAX_CATCHUP ||
+        w->backlog_bytes > MAX_CATCHUP_BYTES) {
         w->backlog_over = true; /* checked by the caller; nbacklog stays the events held */
         return;
     }

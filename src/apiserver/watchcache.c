@@ -203,11 +203,27 @@ static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
     wake_all(c);
 }
 
+/* After SW_STORE_GONE the ring cannot be continued: every event leaves it, and a gap in the
+ * sequence puts every cursor behind the ring, so each watcher ends with 410 and re-lists. */
+static void ring_reset(sw_watchcache *c, int64_t rev)
+{
+    pthread_rwlock_wrlock(&c->mu);
+    for (uint64_t s = c->first_seq; s < c->next_seq; s++)
+        sw_wevent_unref(c->ring[s % c->cap]);
+    c->next_seq++;
+    c->first_seq = c->next_seq;
+    c->floor_rev = c->last_rev = rev;
+    wake_all(c);
+}
+
 /* Runs on the committing writer's thread, in revision order: copy the bytes, append, go. */
 static void on_event(const sw_store_event *ev, void *payload)
 {
     sw_watchcache *c = payload;
-    ring_push(c, ev->rev, sw_wevent_new(ev));
+    if (ev->type == SW_STORE_GONE)
+        ring_reset(c, ev->rev);
+    else
+        ring_push(c, ev->rev, sw_wevent_new(ev));
 }
 
 int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)

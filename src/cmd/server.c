@@ -52,6 +52,9 @@ typedef struct server_flags {
     const char *client_ca_file; /* --client-ca-file */
     bool data_dir_set;
     char data_dir_buf[4096];
+    const char *store;                          /* --store: NULL/"sqlite", or "etcd://..." */
+    const char *etcd_ca, *etcd_cert, *etcd_key; /* --etcd-cafile/-certfile/-keyfile */
+    const char *etcd_prefix;                    /* --etcd-prefix */
 } server_flags;
 
 /* kube-apiserver flags envtest passes (crd-gc.md §1.16) that slipway accepts and does not use:
@@ -75,7 +78,7 @@ static void usage(FILE *f)
     fprintf(
         f,
         "Usage: slipway server [flags]\n\n"
-        "Runs the Kubernetes-compatible API server on an embedded SQLite store.\n\n"
+        "Runs the Kubernetes-compatible API server on an embedded SQLite store, or on etcd.\n\n"
         "Flags:\n"
         "  --data-dir DIR              where the store and admin.kubeconfig live (default "
         "./slipway-data)\n"
@@ -108,6 +111,14 @@ static void usage(FILE *f)
         "  --no-controllers            serve the API only (run `slipway controllers` elsewhere);\n"
         "                              objects then keep their deletion finalizers and a deleted\n"
         "                              namespace stays Terminating until controllers run\n"
+        "  --store sqlite|etcd://HOST:PORT[,HOST:PORT...]  where objects live: the embedded\n"
+        "                              SQLite store in --data-dir (the default), or an etcd v3\n"
+        "                              cluster (3.4+, through its JSON gateway; endpoints are\n"
+        "                              tried in turn). Several servers may share one etcd\n"
+        "                              (docs/scale-out.md)\n"
+        "  --etcd-cafile FILE, --etcd-certfile FILE, --etcd-keyfile FILE  TLS to etcd: the CA\n"
+        "                              that signed its certificate, and a client certificate\n"
+        "  --etcd-prefix PREFIX        every key under PREFIX (default /registry)\n"
         "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without "
         "fsync\n"
         "                              per commit (survives a process crash, not a power loss)\n"
@@ -237,6 +248,21 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             f->notify_token_file = v;
         } else if ((v = flag_value(argc, argv, &i, "--rollout-webhook-secret"))) {
             f->rollout_hook = v;
+        } else if ((v = flag_value(argc, argv, &i, "--store"))) {
+            if (strcmp(v, "sqlite") && !sw_str_prefix(v, "etcd://"))
+                return sw_error_set(SW_EINVALID,
+                                    "--store: expected sqlite or etcd://HOST:PORT[,HOST:PORT]");
+            f->store = v;
+        } else if ((v = flag_value(argc, argv, &i, "--etcd-cafile"))) {
+            f->etcd_ca = v;
+        } else if ((v = flag_value(argc, argv, &i, "--etcd-certfile"))) {
+            f->etcd_cert = v;
+        } else if ((v = flag_value(argc, argv, &i, "--etcd-keyfile"))) {
+            f->etcd_key = v;
+        } else if ((v = flag_value(argc, argv, &i, "--etcd-prefix"))) {
+            if (v[0] != '/' || strlen(v) > 200)
+                return sw_error_set(SW_EINVALID, "--etcd-prefix: expected /PATH");
+            f->etcd_prefix = v;
         } else if ((v = flag_value(argc, argv, &i, "--store-sync"))) {
             if (strcmp(v, "full") && strcmp(v, "normal"))
                 return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
@@ -356,10 +382,24 @@ static int run(server_flags *f)
         sw_free(key);
         return error;
     }
-    snprintf(dbpath, sizeof(dbpath), "%s/state.db", f->data_dir);
-    sw_sqlite_opts so = {.sync_full = f->sync_full};
-    if ((error = sw_store_sqlite_open(&store, dbpath, &so)) < 0)
+    if (f->store && sw_str_prefix(f->store, "etcd://")) {
+        sw_etcd_opts eo = {.endpoints = f->store + strlen("etcd://"),
+                           .prefix = f->etcd_prefix,
+                           .cafile = f->etcd_ca,
+                           .certfile = f->etcd_cert,
+                           .keyfile = f->etcd_key};
+        error = sw_store_etcd_open(&store, &eo);
+    } else {
+        snprintf(dbpath, sizeof(dbpath), "%s/state.db", f->data_dir);
+        sw_sqlite_opts so = {.sync_full = f->sync_full};
+        error = sw_store_sqlite_open(&store, dbpath, &so);
+    }
+    if (error < 0) {
+        sw_free(cert);
+        sw_free(key);
+        sw_free(client_ca);
         return error;
+    }
     api.store = store;
     api.kctx.image_registry = f->image_registry ? f->image_registry : "";
     api.kctx.data_dir = f->data_dir;

@@ -89,6 +89,7 @@ typedef struct sq_store {
     _Atomic int64_t rev;        /* newest committed revision */
     _Atomic int leader_waiting; /* a batch is queued on write_mu: gets leave the writer alone */
     _Atomic bool broken; /* a COMMIT failed: its outcome is unknown until a restart recovers */
+    _Atomic bool disk_failing; /* the last batch failed on the disk (full, I/O error) */
     _Atomic int64_t compact_rev;
     int64_t compact_done; /* physical compaction progress (under compact_mu) */
 } sq_store;
@@ -777,11 +778,15 @@ static void sq_run_batch(sq_store *s, sq_op *batch)
     if (err == 0)
         err = sq_step_done(s->wdb, s->w_commit, "commit");
     if (err < 0) {
+        int ec = sqlite3_errcode(s->wdb);
+        if (ec == SQLITE_FULL || ec == SQLITE_IOERR || ec == SQLITE_CANTOPEN)
+            atomic_store(&s->disk_failing, true);
         if (committing)
             sq_break(s);
         sq_end_txn(s->wdb);
         sq_fail_batch(batch, err == SW_EUNAVAILABLE ? SW_EUNAVAILABLE : SW_ERROR);
     } else {
+        atomic_store(&s->disk_failing, false);
         atomic_store(&s->rev, next);
         if (capture)
             sq_deliver(s, batch);
@@ -1142,6 +1147,23 @@ done:
     return err;
 }
 
+static int sq_compact_round(sw_store *base, int64_t target_rev)
+{
+    int err = sq_compact(base, target_rev);
+    return err < 0 ? err : 1;
+}
+
+static int sq_health(sw_store *base)
+{
+    sq_store *s = sq_of(base);
+    if (atomic_load(&s->broken))
+        return sw_error_set(SW_EUNAVAILABLE, "store: a commit failed; restart slipway");
+    if (atomic_load(&s->disk_failing))
+        return sw_error_set(SW_EUNAVAILABLE,
+                            "store: the last write failed on the disk (full or I/O error)");
+    return 0;
+}
+
 /* ---- lifecycle ---- */
 
 static void sq_destroy(sq_store *s)
@@ -1192,8 +1214,10 @@ static const struct sw_store_ops sq_ops = {
     .watch = sq_watch,
     .watch_cancel = sq_watch_cancel,
     .compact = sq_compact,
+    .compact_round = sq_compact_round,
     .current_revision = sq_current_revision,
     .compacted_revision = sq_compacted_revision,
+    .health = sq_health,
     .close = sq_close,
 };
 

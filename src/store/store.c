@@ -45,6 +45,16 @@ int sw_store_compact(sw_store *s, int64_t target_rev)
     return s->ops->compact(s, target_rev);
 }
 
+int sw_store_compact_round(sw_store *s, int64_t target_rev)
+{
+    return s->ops->compact_round(s, target_rev);
+}
+
+int sw_store_health(sw_store *s)
+{
+    return s->ops->health(s);
+}
+
 int64_t sw_store_current_revision(sw_store *s)
 {
     return s->ops->current_revision(s);

@@ -1,6 +1,6 @@
 /* store: the versioned key-value backend behind the API server.
- * One global revision counts every write; it becomes metadata.resourceVersion. Backends (SQLite
- * now, etcd later) implement struct sw_store_ops and must pass tests/store/test_contract.c.
+ * One global revision counts every write; it becomes metadata.resourceVersion. Backends (SQLite,
+ * etcd) implement struct sw_store_ops and must pass tests/store/test_contract.c.
  * Keys are opaque byte strings chosen by the API server ("/<group>/<resource>/<ns>/<name>");
  * prefixes select ranges. Values are opaque bytes (JSON objects without resourceVersion). */
 #ifndef SW_STORE_H
@@ -35,7 +35,10 @@ typedef struct sw_store_list_opts {
     size_t limit;            /* 0: no limit */
 } sw_store_list_opts;
 
-enum { SW_STORE_CREATE = 1, SW_STORE_UPDATE = 2, SW_STORE_DELETE = 3 };
+/* SW_STORE_GONE (etcd only, after a long disconnect): the events after the last one delivered
+ * were compacted away; ev->rev is the compaction, live events follow from there, and the
+ * consumer must start over from a list (key is "", no values). */
+enum { SW_STORE_CREATE = 1, SW_STORE_UPDATE = 2, SW_STORE_DELETE = 3, SW_STORE_GONE = 4 };
 
 typedef struct sw_store_event {
     int type;
@@ -50,7 +53,8 @@ typedef struct sw_store_event {
 } sw_store_event;
 
 /* Called for each event, serially per watch, in strictly increasing revision order, exactly once.
- * It runs on a backend thread (for SQLite: the committing writer's) and must not call the store. */
+ * It runs on a backend thread (for SQLite: the committing writer's, before the write is
+ * acknowledged; for etcd: the watch's own, after) and must not call the store. */
 typedef void (*sw_store_event_fn)(const sw_store_event *ev, void *payload);
 
 struct sw_store_ops {
@@ -66,22 +70,31 @@ struct sw_store_ops {
     /* SW_ECONFLICT unless mod_rev == expected_rev (0: any); SW_ENOTFOUND if absent. */
     int (*del)(sw_store *s, const char *key, int64_t expected_rev, int64_t *rev_out);
     /* Events with rev > after_rev for keys under prefix: first the history from the backend, then
-     * live ones. SW_EGONE if after_rev < the compacted revision. */
+     * live ones. SW_EGONE if after_rev < the compacted revision. SQLite delivers the history
+     * before returning; etcd delivers it (like everything) from its watch thread. */
     int (*watch)(sw_store *s, const char *prefix, int64_t after_rev, sw_store_event_fn fn,
                  void *payload, sw_store_watcher **out);
-    /* Stops the watcher; returns the revision through which it was given every event under
-     * its prefix (the head when it stopped): a caller that continues from another source must
-     * continue after exactly that revision. */
+    /* Stops the watcher (fn never runs again); returns a revision through which it was given
+     * every event under its prefix, at least the last one delivered (SQLite: the head when it
+     * stopped): a caller that continues from another source must continue after exactly that
+     * revision. */
     int64_t (*watch_cancel)(sw_store *s, sw_store_watcher *w);
     /* Drops history at or below target (superseded versions, tombstones); watches and lists at
      * revisions below target then get SW_EGONE. */
     int (*compact)(sw_store *s, int64_t target_rev);
+    /* One round of the periodic compaction several servers of one store share: 1 when this
+     * call compacted to target, 0 when another server took this round (kube-apiserver's
+     * compact_rev_key transaction on etcd; SQLite has one server and always compacts). */
+    int (*compact_round)(sw_store *s, int64_t target_rev);
     int64_t (*current_revision)(sw_store *s);
     int64_t (*compacted_revision)(sw_store *s);
+    /* 0 when the store takes writes now; else why not (SW_EUNAVAILABLE: etcd has no quorum
+     * or cannot be reached; SQLite: its last write failed on the disk). Cheap: cached ~1 s. */
+    int (*health)(sw_store *s);
     void (*close)(sw_store *s);
 };
 
-#define SW_STORE_OPS_VERSION 1
+#define SW_STORE_OPS_VERSION 2
 
 /* Every backend's handle starts with this header. */
 struct sw_store {
@@ -95,6 +108,15 @@ typedef struct sw_sqlite_opts {
 /* Opens (creating if needed) the SQLite store at path. */
 int sw_store_sqlite_open(sw_store **out, const char *path, const sw_sqlite_opts *opts);
 
+typedef struct sw_etcd_opts {
+    const char *endpoints; /* "HOST:PORT[,HOST:PORT...]" or URLs; tried in turn on failure */
+    const char *prefix;    /* every key under it; NULL: "/registry" */
+    const char *cafile, *certfile, *keyfile; /* client TLS (any of them: https) */
+} sw_etcd_opts;
+
+/* Connects to etcd (one successful request), reading where it was compacted. */
+int sw_store_etcd_open(sw_store **out, const sw_etcd_opts *opts);
+
 /* Thin dispatchers so callers write sw_store_get(s, ...). */
 int sw_store_get(sw_store *s, const char *key, sw_kv *out);
 int sw_store_list(sw_store *s, const sw_store_list_opts *opts, sw_kv_list *out);
@@ -106,6 +128,8 @@ int sw_store_watch(sw_store *s, const char *prefix, int64_t after_rev, sw_store_
                    void *payload, sw_store_watcher **out);
 int64_t sw_store_watch_cancel(sw_store *s, sw_store_watcher *w); /* 0 for NULL */
 int sw_store_compact(sw_store *s, int64_t target_rev);
+int sw_store_compact_round(sw_store *s, int64_t target_rev);
+int sw_store_health(sw_store *s);
 int64_t sw_store_current_revision(sw_store *s);
 int64_t sw_store_compacted_revision(sw_store *s);
 void sw_store_close(sw_store *s);

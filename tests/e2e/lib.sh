@@ -23,6 +23,7 @@ SW_PORT=
 SW_URL=
 SW_TOKEN=
 SW_BG_PIDS=()
+SW_ETCD_PIDS=()
 SW_CHECKS=0
 export KUBECACHEDIR=$SW_TMP/kube-cache # no discovery cache shared with other runs
 export HOME=$SW_TMP                    # kubectl writes nothing into the real home
@@ -84,6 +85,10 @@ sw_cleanup()
         kill -9 "$SW_PID" 2>/dev/null
         wait "$SW_PID" 2>/dev/null
     fi
+    for p in "${SW_ETCD_PIDS[@]}"; do
+        kill -9 "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
     if [ "$rc" -ne 0 ] && [ -n "${SW_KEEP_TMP:-}" ]; then
         echo "kept $SW_TMP" >&2
     else
@@ -216,11 +221,60 @@ sw_port_busy()
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# sw_free_port: a loopback port below the ephemeral range that nothing listens on now.
+sw_free_port()
+{
+    local port
+    while :; do
+        port=$((20000 + RANDOM % 12768))
+        sw_port_busy "$port" || { echo "$port"; return 0; }
+    done
+}
+
+# sw_start_etcd [NAME]: a fresh single-member etcd (Debian's) on loopback ports, stopped by the
+# EXIT trap after the server (not by sw_bg_stop); sets SW_ETCD_ENDPOINT (HOST:PORT) and
+# SW_ETCD_PID.
+sw_start_etcd()
+{
+    local name=${1:-etcd} c p
+    c=$(sw_free_port)
+    p=$(sw_free_port)
+    [ "$c" != "$p" ] || p=$((c + 1))
+    etcd --name "$name" --data-dir "$SW_TMP/$name" --listen-client-urls "http://127.0.0.1:$c" \
+        --advertise-client-urls "http://127.0.0.1:$c" --listen-peer-urls "http://127.0.0.1:$p" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+        --initial-cluster "$name=http://127.0.0.1:$p" --max-request-bytes 4194304 \
+        >"$SW_TMP/$name.log" 2>&1 </dev/null &
+    SW_ETCD_PID=$!
+    SW_ETCD_PIDS+=("$SW_ETCD_PID")
+    SW_ETCD_ENDPOINT=127.0.0.1:$c
+    for _ in $(seq 100); do
+        curl -s --max-time 1 -X POST -d '{}' "http://$SW_ETCD_ENDPOINT/v3/maintenance/status" \
+            2>/dev/null | grep -q '"version"' && return 0
+        kill -0 "$SW_ETCD_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    tail -n 20 "$SW_TMP/$name.log" >&2
+    fail "etcd did not start on $SW_ETCD_ENDPOINT"
+}
+
+# The server's store: SQLite in its data dir, or with SW_STORE=etcd a fresh etcd of the test's
+# own (so any suite runs unchanged on etcd).
+SW_STORE_FLAGS=()
+sw_store_flags()
+{
+    if [ "${SW_STORE:-sqlite}" = etcd ] && [ ${#SW_STORE_FLAGS[@]} -eq 0 ]; then
+        sw_start_etcd
+        SW_STORE_FLAGS=(--store "etcd://$SW_ETCD_ENDPOINT")
+    fi
+}
+
 # sw_start_server [EXTRA SERVER FLAGS...]: sets SW_PORT, SW_URL, SW_TOKEN and KUBECONFIG.
 sw_start_server()
 {
     local attempt port
     mkdir -p "$SW_DIR"
+    sw_store_flags
     for attempt in 1 2 3 4 5; do
         # below the ephemeral range (32768-60999): no outgoing connection takes it meanwhile
         port=$((20000 + RANDOM % 12768))
@@ -230,7 +284,7 @@ sw_start_server()
         # controller).
         "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$port" --v=2 \
             $([ "${SW_CONTROLLERS:-0}" = 1 ] || echo --controllers=garbagecollector,namespace) \
-            "$@" \
+            ${SW_STORE_FLAGS[@]+"${SW_STORE_FLAGS[@]}"} "$@" \
             >>"$SW_LOG" 2>&1 </dev/null &
         SW_PID=$!
         SW_PORT=$port
@@ -266,7 +320,8 @@ sw_start_server()
 sw_restart_server()
 {
     [ -z "${SW_PID:-}" ] || { kill -TERM "$SW_PID"; wait "$SW_PID" 2>/dev/null; }
-    "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$SW_PORT" --no-controllers "$@" \
+    "$SLIPWAY" server --data-dir "$SW_DIR" --listen "127.0.0.1:$SW_PORT" --no-controllers \
+        ${SW_STORE_FLAGS[@]+"${SW_STORE_FLAGS[@]}"} "$@" \
         >>"$SW_LOG" 2>&1 </dev/null &
     SW_PID=$!
     for _ in $(seq 100); do
