@@ -46,6 +46,7 @@ const sw_resource sw_res_statefulsets = {"apps", "v1", "statefulsets", true};
 const sw_resource sw_res_daemonsets = {"apps", "v1", "daemonsets", true};
 const sw_resource sw_res_controllerrevisions = {"apps", "v1", "controllerrevisions", true};
 const sw_resource sw_res_cronjobs = {"batch", "v1", "cronjobs", true};
+const sw_resource sw_res_leases = {"coordination.k8s.io", "v1", "leases", true};
 
 struct sw_client {
     char *server;          /* base URL as written in the URL of every request */

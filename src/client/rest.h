@@ -44,6 +44,7 @@ extern const sw_resource sw_res_deploymentconfigs; /* apps.openshift.io/v1 deplo
 extern const sw_resource sw_res_deployments, sw_res_replicasets, sw_res_statefulsets,
     sw_res_daemonsets, sw_res_controllerrevisions; /* apps/v1 */
 extern const sw_resource sw_res_cronjobs;      /* batch/v1 cronjobs */
+extern const sw_resource sw_res_leases;        /* coordination.k8s.io/v1 leases */
 
 typedef struct sw_client_opts {
     const char *user_agent; /* NULL: "slipway/<version>" */

@@ -17,7 +17,9 @@
 int sw_cmd_controllers(int argc, char **argv)
 {
     const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "",
-               *max_builds = "0", *enabled = "*", *hook = NULL;
+               *max_builds = "0", *enabled = "*", *hook = NULL, *lease = "15s", *renew = "10s",
+               *retry = "2s";
+    bool elect = true;
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
          "Minimum time between two scheduled imports of a tag (default 900).", NULL},
@@ -39,6 +41,18 @@ int sw_cmd_controllers(int argc, char **argv)
          "POST a signed record of every image-triggered rollout to the url in that Secret "
          "(keys url and secret).",
          NULL},
+        {"leader-elect", 0, SW_CLI_BOOL, &elect, NULL,
+         "Run the controllers only while this process holds the Lease kube-system/"
+         "slipway-controllers, so that of several copies (and servers started with "
+         "--leader-elect) exactly one acts (default true; --leader-elect=false to run "
+         "regardless).",
+         NULL},
+        {"leader-elect-lease-duration", 0, SW_CLI_STRING, &lease, "DURATION",
+         "How long a candidate waits after the Lease last changed before taking it (15s).", NULL},
+        {"leader-elect-renew-deadline", 0, SW_CLI_STRING, &renew, "DURATION",
+         "How long the leader keeps acting without a successful renewal (10s).", NULL},
+        {"leader-elect-retry-period", 0, SW_CLI_STRING, &retry, "DURATION",
+         "How often candidates try and the leader renews (2s).", NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},
     };
@@ -63,6 +77,11 @@ int sw_cmd_controllers(int argc, char **argv)
         return sw_cli_usage_error(&cli);
     }
     if (sw_controllers_check(enabled) < 0)
+        return sw_cli_usage_error(&cli);
+    int lease_ms = 0, renew_ms = 0, retry_ms = 0;
+    if (sw_controllers_parse_duration("--leader-elect-lease-duration", lease, &lease_ms) < 0 ||
+        sw_controllers_parse_duration("--leader-elect-renew-deadline", renew, &renew_ms) < 0 ||
+        sw_controllers_parse_duration("--leader-elect-retry-period", retry, &retry_ms) < 0)
         return sw_cli_usage_error(&cli);
     sw_log_set_verbosity((int)v);
     sigset_t set;
@@ -94,7 +113,11 @@ int sw_cmd_controllers(int argc, char **argv)
                                         .max_scheduled_per_minute = (int)pm},
                              .build = {.insecure_registries = list, .max_running = (int)mb},
                              .mi = {.insecure_registries = list},
-                             .rollout_webhook_secret = hook};
+                             .rollout_webhook_secret = hook,
+                             .leader_elect = elect,
+                             .lease_s = lease_ms / 1000,
+                             .renew_deadline_s = renew_ms / 1000,
+                             .retry_ms = retry_ms};
     int error = sw_controllers_start(&c, &o);
     if (error == 0) {
         int sig;

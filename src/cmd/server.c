@@ -55,6 +55,8 @@ typedef struct server_flags {
     const char *store;                          /* --store: NULL/"sqlite", or "etcd://..." */
     const char *etcd_ca, *etcd_cert, *etcd_key; /* --etcd-cafile/-certfile/-keyfile */
     const char *etcd_prefix;                    /* --etcd-prefix */
+    int leader_elect;                 /* -1: the default (on etcd), 0, 1 */
+    int lease_ms, renew_ms, retry_ms; /* --leader-elect-* */
 } server_flags;
 
 /* kube-apiserver flags envtest passes (crd-gc.md §1.16) that slipway accepts and does not use:
@@ -119,6 +121,11 @@ static void usage(FILE *f)
         "  --etcd-cafile FILE, --etcd-certfile FILE, --etcd-keyfile FILE  TLS to etcd: the CA\n"
         "                              that signed its certificate, and a client certificate\n"
         "  --etcd-prefix PREFIX        every key under PREFIX (default /registry)\n"
+        "  --leader-elect[=BOOL]       run the embedded controllers only while this server holds\n"
+        "                              the Lease kube-system/slipway-controllers (default: true\n"
+        "                              on etcd, false on SQLite)\n"
+        "  --leader-elect-lease-duration D, --leader-elect-renew-deadline D,\n"
+        "  --leader-elect-retry-period D  client-go's timings (15s, 10s, 2s)\n"
         "  --store-sync full|normal    full: fsync every commit (default); normal: WAL without "
         "fsync\n"
         "                              per commit (survives a process crash, not a power loss)\n"
@@ -263,6 +270,24 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             if (v[0] != '/' || strlen(v) > 200)
                 return sw_error_set(SW_EINVALID, "--etcd-prefix: expected /PATH");
             f->etcd_prefix = v;
+        } else if (!strcmp(argv[i], "--leader-elect")) {
+            f->leader_elect = 1;
+        } else if ((v = flag_value(argc, argv, &i, "--leader-elect"))) {
+            bool b;
+            if (sw_str_to_bool(v, &b) < 0)
+                return sw_error_set(SW_EINVALID, "--leader-elect: expected true or false");
+            f->leader_elect = b;
+        } else if ((v = flag_value(argc, argv, &i, "--leader-elect-lease-duration"))) {
+            if (sw_controllers_parse_duration("--leader-elect-lease-duration", v, &f->lease_ms) <
+                0)
+                return SW_EINVALID;
+        } else if ((v = flag_value(argc, argv, &i, "--leader-elect-renew-deadline"))) {
+            if (sw_controllers_parse_duration("--leader-elect-renew-deadline", v, &f->renew_ms) <
+                0)
+                return SW_EINVALID;
+        } else if ((v = flag_value(argc, argv, &i, "--leader-elect-retry-period"))) {
+            if (sw_controllers_parse_duration("--leader-elect-retry-period", v, &f->retry_ms) < 0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--store-sync"))) {
             if (strcmp(v, "full") && strcmp(v, "normal"))
                 return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
@@ -445,7 +470,12 @@ static int run(server_flags *f)
             .build = {.insecure_registries = f->insecure,
                       .max_running = (int)f->max_running_builds},
             .mi = {.registry = api.kctx.registry},
-            .rollout_webhook_secret = f->rollout_hook};
+            .rollout_webhook_secret = f->rollout_hook,
+            .leader_elect = f->leader_elect < 0 ? f->store && sw_str_prefix(f->store, "etcd://")
+                                                : f->leader_elect == 1,
+            .lease_s = f->lease_ms / 1000,
+            .renew_deadline_s = f->renew_ms / 1000,
+            .retry_ms = f->retry_ms};
         if ((error = sw_controllers_start(&ctrl, &co)) < 0)
             goto done;
     }
@@ -490,7 +520,8 @@ int sw_cmd_server(int argc, char **argv)
                       .compact_keep = 10000,
                       .idle_timeout = 90,
                       .scheduled_interval = 900,
-                      .scheduled_per_minute = 60};
+                      .scheduled_per_minute = 60,
+                      .leader_elect = -1};
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);

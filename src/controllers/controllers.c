@@ -3,6 +3,7 @@
 #include "controllers/controllers.h"
 
 #include "client/kubeconfig.h"
+#include "client/leader.h"
 #include "controllers/crdcleanup.h"
 #include "controllers/rollouthook.h"
 #include "util/alloc.h"
@@ -30,7 +31,8 @@ static const char *const names[NCONTROLLERS] = {"import",    "build",        "ga
                                                 "namespace", "managedimage", "imagetrigger",
                                                 "deployment"};
 
-struct sw_controllers {
+/* The controllers themselves: started at once, or each time this process becomes the leader. */
+typedef struct ctrl_set {
     sw_client *client;
     sw_informers *informers;
     sw_import_controller *import;
@@ -50,6 +52,14 @@ struct sw_controllers {
     pthread_cond_t cond;
     bool stopping, probing;
     pthread_t probe;
+} ctrl_set;
+
+struct sw_controllers {
+    sw_controllers_opts opts; /* the caller's strings outlive the controllers */
+    pthread_mutex_t mu;       /* set */
+    ctrl_set *set;            /* NULL while another process leads */
+    sw_client *lclient;       /* the elector's own client */
+    sw_leader *leader;        /* NULL without --leader-elect */
 };
 
 /* One token's controller index, or -1. */
@@ -105,6 +115,25 @@ static int parse(const char *enabled, int want[NCONTROLLERS])
     return 0;
 }
 
+int sw_controllers_parse_duration(const char *flag, const char *v, int *ms_out)
+{
+    const char *p = v;
+    uint64_t n = 0, unit = 1000;
+    if (sw_parse_u64(&p, 3600000, &n) == 0) {
+        if (!strcmp(p, "ms"))
+            unit = 1;
+        else if (!strcmp(p, "m"))
+            unit = 60000;
+        else if (*p && strcmp(p, "s"))
+            n = 0;
+    }
+    if (n == 0 || n * unit > 3600000)
+        return sw_error_set(SW_EINVALID, "%s: expected a duration such as 15s, got %.32s", flag,
+                            v);
+    *ms_out = (int)(n * unit);
+    return 0;
+}
+
 int sw_controllers_check(const char *enabled)
 {
     int want[NCONTROLLERS];
@@ -114,7 +143,7 @@ int sw_controllers_check(const char *enabled)
 /* Under mu: creates and starts the garbage collector, the namespace controller and/or the
  * standalone deployment rollout. Their informers (lean ones, namespaces) are theirs alone, so
  * they can start after the others. */
-static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns, bool deploy)
+static int start_cluster_controllers(ctrl_set *c, bool gc, bool ns, bool deploy)
 {
     int error = 0;
     if (deploy && !c->deploy)
@@ -141,7 +170,7 @@ static int start_cluster_controllers(sw_controllers *c, bool gc, bool ns, bool d
  * kube-controller-manager does their work) leaves them out. Errors are retried until stop. */
 static void *probe_main(void *arg)
 {
-    sw_controllers *c = arg;
+    ctrl_set *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->stopping) {
         pthread_mutex_unlock(&c->mu);
@@ -169,10 +198,12 @@ static void *probe_main(void *arg)
     return NULL;
 }
 
-int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
+static void set_stop(ctrl_set *c);
+
+static int set_start(ctrl_set **out, const sw_controllers_opts *opts)
 {
     sw_kubeconfig *kc = NULL;
-    sw_controllers *c = sw_calloc(1, sizeof(*c));
+    ctrl_set *c = sw_calloc(1, sizeof(*c));
     pthread_mutex_init(&c->mu, NULL);
     sw_time_cond_init(&c->cond);
     c->gc_opts = opts->gc;
@@ -235,24 +266,14 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
     }
     sw_kubeconfig_free(kc);
     if (error < 0) {
-        sw_controllers_stop(c);
+        set_stop(c);
         return error;
     }
     *out = c;
     return 0;
 }
 
-sw_gc *sw_controllers_gc(sw_controllers *c)
-{
-    if (!c)
-        return NULL;
-    pthread_mutex_lock(&c->mu);
-    sw_gc *gc = c->gc;
-    pthread_mutex_unlock(&c->mu);
-    return gc;
-}
-
-void sw_controllers_stop(sw_controllers *c)
+static void set_stop(ctrl_set *c)
 {
     if (!c)
         return;
@@ -278,6 +299,100 @@ void sw_controllers_stop(sw_controllers *c)
     sw_client_free(c->client);
     sw_free(c->root_ca);
     pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->mu);
+    sw_free(c);
+}
+
+/* ---- leader election ---- */
+
+static void on_lead(void *arg)
+{
+    sw_controllers *c = arg;
+    pthread_mutex_lock(&c->mu);
+    if (!c->set && set_start(&c->set, &c->opts) < 0)
+        sw_log(SW_LOG_ERROR, "leading, but the controllers do not start: %s", sw_error_msg());
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_unlead(void *arg)
+{
+    sw_controllers *c = arg;
+    pthread_mutex_lock(&c->mu);
+    set_stop(c->set);
+    c->set = NULL;
+    pthread_mutex_unlock(&c->mu);
+}
+
+int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
+{
+    sw_controllers *c = sw_calloc(1, sizeof(*c));
+    pthread_mutex_init(&c->mu, NULL);
+    c->opts = *opts;
+    int error = parse(opts->enabled, (int[NCONTROLLERS]){0});
+    if (error == 0 && !opts->leader_elect) {
+        error = set_start(&c->set, opts);
+    } else if (error == 0) {
+        sw_kubeconfig *kc = NULL;
+        /* renewals must answer within the renew deadline, whatever a request of the
+         * controllers waits for */
+        sw_client_opts co = {.timeout_ms = 3000};
+        error = sw_kubeconfig_load(&kc, opts->kubeconfig, NULL);
+        if (error == 0)
+            error = sw_client_new_opts(&c->lclient, kc, &co);
+        sw_kubeconfig_free(kc);
+        sw_leader_opts lo = {.ns = opts->lease_namespace,
+                             .name = opts->lease_name ? opts->lease_name : "slipway-controllers",
+                             .identity = opts->identity,
+                             .lease_s = opts->lease_s,
+                             .renew_deadline_s = opts->renew_deadline_s,
+                             .retry_ms = opts->retry_ms,
+                             .on_start = on_lead,
+                             .on_stop = on_unlead,
+                             .arg = c};
+        if (error == 0)
+            error = sw_leader_start(&c->leader, c->lclient, &lo);
+    }
+    if (error < 0) {
+        sw_controllers_stop(c);
+        return error;
+    }
+    *out = c;
+    return 0;
+}
+
+bool sw_controllers_leading(sw_controllers *c)
+{
+    if (!c)
+        return false;
+    pthread_mutex_lock(&c->mu);
+    bool on = c->set != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return on;
+}
+
+sw_gc *sw_controllers_gc(sw_controllers *c)
+{
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&c->mu);
+    sw_gc *gc = NULL;
+    if (c->set) {
+        pthread_mutex_lock(&c->set->mu);
+        gc = c->set->gc;
+        pthread_mutex_unlock(&c->set->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return gc;
+}
+
+void sw_controllers_stop(sw_controllers *c)
+{
+    if (!c)
+        return;
+    sw_leader_stop(c->leader); /* a leader stops its set (on_unlead), then releases */
+    if (c->lclient)
+        sw_client_free(c->lclient);
+    set_stop(c->set);
     pthread_mutex_destroy(&c->mu);
     sw_free(c);
 }
