@@ -22,9 +22,9 @@ struct sw_leader {
     pthread_cond_t cond;
     bool stop;
     _Atomic bool leading;
-    json_t *lease;         /* the Lease as last read or written (its resourceVersion) */
-    json_t *observed;      /* its spec when it last changed */
-    int64_t observed_ms;   /* monotonic time of that change, on our clock */
+    json_t *lease;       /* the Lease as last read or written (its resourceVersion) */
+    json_t *observed;    /* its spec when it last changed */
+    int64_t observed_ms; /* monotonic time of that change, on our clock */
 };
 
 /* Waits ms unless stopped; false when stopping. */
@@ -68,9 +68,10 @@ static bool try_acquire_or_renew(sw_leader *l)
     json_t *cur = NULL, *out = NULL;
     int error = sw_client_get(l->c, &sw_res_leases, l->ns, l->name, &cur);
     if (error == SW_ENOTFOUND) {
-        json_t *lease = json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1",
-                                  "kind", "Lease", "metadata", "name", l->name, "namespace", l->ns,
-                                  "spec", spec_new(l->identity, l->o.lease_s, now, now, 0));
+        json_t *lease =
+            json_pack("{s:s,s:s,s:{s:s,s:s},s:o}", "apiVersion", "coordination.k8s.io/v1", "kind",
+                      "Lease", "metadata", "name", l->name, "namespace", l->ns, "spec",
+                      spec_new(l->identity, l->o.lease_s, now, now, 0));
         error = sw_client_create(l->c, &sw_res_leases, l->ns, lease, &out);
         json_decref(lease);
         if (error < 0) {
@@ -96,8 +97,8 @@ static bool try_acquire_or_renew(sw_leader *l)
     const char *acquired = json_string_value(json_object_get(spec, "acquireTime"));
     json_t *lease = json_deep_copy(l->lease);
     json_object_set_new(lease, "spec",
-                        spec_new(l->identity, l->o.lease_s, mine && acquired ? acquired : now,
-                                 now, mine ? transitions : transitions + 1));
+                        spec_new(l->identity, l->o.lease_s, mine && acquired ? acquired : now, now,
+                                 mine ? transitions : transitions + 1));
     error = sw_client_update(l->c, &sw_res_leases, l->ns, lease, &out);
     json_decref(lease);
     if (error < 0) {
@@ -126,9 +127,11 @@ static void release(sw_leader *l)
         lease, "spec",
         spec_new("", 1, acquired ? acquired : now, now,
                  json_integer_value(json_object_get(l->observed, "leaseTransitions"))));
-    if (sw_client_update(l->c, &sw_res_leases, l->ns, lease, &out) < 0)
-        sw_log(SW_LOG_INFO, "leader election %s/%s: release: %s", l->ns, l->name,
-               sw_error_msg());
+    int error = sw_client_update(l->c, &sw_res_leases, l->ns, lease, &out);
+    if (error == SW_EUNAVAILABLE) /* a kept-alive connection the server had closed */
+        error = sw_client_update(l->c, &sw_res_leases, l->ns, lease, &out);
+    if (error < 0)
+        sw_log(SW_LOG_INFO, "leader election %s/%s: release: %s", l->ns, l->name, sw_error_msg());
     json_decref(out);
     json_decref(lease);
 }
@@ -186,8 +189,8 @@ static void *elect_main(void *arg)
         atomic_store(&l->leading, false);
         if (lost)
             sw_log(SW_LOG_WARN,
-                   "leader election %s/%s: no renewal for %d s: stopping the controllers",
-                   l->ns, l->name, l->o.renew_deadline_s);
+                   "leader election %s/%s: no renewal for %d s: stopping the controllers", l->ns,
+                   l->name, l->o.renew_deadline_s);
         l->o.on_stop(l->o.arg);
         if (!lost) {
             release(l);

@@ -18,12 +18,12 @@
 typedef struct sw_leader sw_leader;
 
 typedef struct sw_leader_opts {
-    const char *ns;       /* the Lease's namespace; NULL: kube-system */
-    const char *name;     /* the Lease */
-    const char *identity; /* NULL: <hostname>_<uuid> */
-    int lease_s;          /* 0: 15 */
-    int renew_deadline_s; /* 0: 10 */
-    int retry_ms;         /* 0: 2000 */
+    const char *ns;              /* the Lease's namespace; NULL: kube-system */
+    const char *name;            /* the Lease */
+    const char *identity;        /* NULL: <hostname>_<uuid> */
+    int lease_s;                 /* 0: 15 */
+    int renew_deadline_s;        /* 0: 10 */
+    int retry_ms;                /* 0: 2000 */
     void (*on_start)(void *arg); /* became the leader: start acting */
     void (*on_stop)(void *arg);  /* no longer the leader: stop acting before returning */
     void *arg;

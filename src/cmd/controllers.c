@@ -57,12 +57,14 @@ int sw_cmd_controllers(int argc, char **argv)
          NULL},
     };
     const sw_cli_command cmd = {
-        "controllers", "",
+        "controllers",
+        "",
         "Runs slipway's controllers (image import, builds, and against a slipway server the "
         "garbage collector and the namespace controller) against the API server the kubeconfig "
         "names, until SIGINT or SIGTERM. `slipway server` embeds the same controllers unless "
         "started with --no-controllers.",
-        "  slipway controllers --kubeconfig data/admin.kubeconfig\n", flags,
+        "  slipway controllers --kubeconfig data/admin.kubeconfig\n",
+        flags,
         sizeof(flags) / sizeof(flags[0])};
     sw_cli cli;
     int code = 0;
@@ -72,8 +74,9 @@ int sw_cmd_controllers(int argc, char **argv)
     if (sw_str_to_i64(interval, &iv) < 0 || iv < 1 || sw_str_to_i64(per_minute, &pm) < 0 ||
         pm < 1 || sw_str_to_i64(verbosity, &v) < 0 || sw_str_to_i64(max_builds, &mb) < 0 ||
         mb < 0 || mb > 10000) {
-        sw_error_set(SW_EINVALID, "--scheduled-import-interval, --max-scheduled-imports-per-minute, "
-                                  "--max-running-builds and --v take positive numbers");
+        sw_error_set(SW_EINVALID,
+                     "--scheduled-import-interval, --max-scheduled-imports-per-minute, "
+                     "--max-running-builds and --v take positive numbers");
         return sw_cli_usage_error(&cli);
     }
     if (sw_controllers_check(enabled) < 0)
@@ -107,17 +110,17 @@ int sw_cmd_controllers(int argc, char **argv)
         p = comma + 1;
     }
     sw_controllers *c = NULL;
-    sw_controllers_opts o = {.kubeconfig = kc,
-                             .enabled = enabled,
-                             .import = {.scheduled_interval_s = (int)iv,
-                                        .max_scheduled_per_minute = (int)pm},
-                             .build = {.insecure_registries = list, .max_running = (int)mb},
-                             .mi = {.insecure_registries = list},
-                             .rollout_webhook_secret = hook,
-                             .leader_elect = elect,
-                             .lease_s = lease_ms / 1000,
-                             .renew_deadline_s = renew_ms / 1000,
-                             .retry_ms = retry_ms};
+    sw_controllers_opts o = {
+        .kubeconfig = kc,
+        .enabled = enabled,
+        .import = {.scheduled_interval_s = (int)iv, .max_scheduled_per_minute = (int)pm},
+        .build = {.insecure_registries = list, .max_running = (int)mb},
+        .mi = {.insecure_registries = list},
+        .rollout_webhook_secret = hook,
+        .leader_elect = elect,
+        .lease_s = lease_ms / 1000,
+        .renew_deadline_s = renew_ms / 1000,
+        .retry_ms = retry_ms};
     int error = sw_controllers_start(&c, &o);
     if (error == 0) {
         int sig;

@@ -55,8 +55,8 @@ typedef struct server_flags {
     const char *store;                          /* --store: NULL/"sqlite", or "etcd://..." */
     const char *etcd_ca, *etcd_cert, *etcd_key; /* --etcd-cafile/-certfile/-keyfile */
     const char *etcd_prefix;                    /* --etcd-prefix */
-    int leader_elect;                 /* -1: the default (on etcd), 0, 1 */
-    int lease_ms, renew_ms, retry_ms; /* --leader-elect-* */
+    int leader_elect;                           /* -1: the default (on etcd), 0, 1 */
+    int lease_ms, renew_ms, retry_ms;           /* --leader-elect-* */
 } server_flags;
 
 /* kube-apiserver flags envtest passes (crd-gc.md §1.16) that slipway accepts and does not use:
@@ -278,12 +278,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
                 return sw_error_set(SW_EINVALID, "--leader-elect: expected true or false");
             f->leader_elect = b;
         } else if ((v = flag_value(argc, argv, &i, "--leader-elect-lease-duration"))) {
-            if (sw_controllers_parse_duration("--leader-elect-lease-duration", v, &f->lease_ms) <
-                0)
+            if (sw_controllers_parse_duration("--leader-elect-lease-duration", v, &f->lease_ms) < 0)
                 return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--leader-elect-renew-deadline"))) {
-            if (sw_controllers_parse_duration("--leader-elect-renew-deadline", v, &f->renew_ms) <
-                0)
+            if (sw_controllers_parse_duration("--leader-elect-renew-deadline", v, &f->renew_ms) < 0)
                 return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--leader-elect-retry-period"))) {
             if (sw_controllers_parse_duration("--leader-elect-retry-period", v, &f->retry_ms) < 0)

@@ -55,7 +55,8 @@ typedef struct ctrl_set {
 } ctrl_set;
 
 struct sw_controllers {
-    sw_controllers_opts opts; /* the caller's strings outlive the controllers */
+    sw_controllers_opts opts; /* the caller's other strings outlive the controllers */
+    char *kubeconfig;         /* opts.kubeconfig's copy: the set may start much later */
     pthread_mutex_t mu;       /* set */
     ctrl_set *set;            /* NULL while another process leads */
     sw_client *lclient;       /* the elector's own client */
@@ -128,8 +129,7 @@ int sw_controllers_parse_duration(const char *flag, const char *v, int *ms_out)
             n = 0;
     }
     if (n == 0 || n * unit > 3600000)
-        return sw_error_set(SW_EINVALID, "%s: expected a duration such as 15s, got %.32s", flag,
-                            v);
+        return sw_error_set(SW_EINVALID, "%s: expected a duration such as 15s, got %.32s", flag, v);
     *ms_out = (int)(n * unit);
     return 0;
 }
@@ -328,6 +328,8 @@ int sw_controllers_start(sw_controllers **out, const sw_controllers_opts *opts)
     sw_controllers *c = sw_calloc(1, sizeof(*c));
     pthread_mutex_init(&c->mu, NULL);
     c->opts = *opts;
+    c->kubeconfig = opts->kubeconfig ? sw_strdup(opts->kubeconfig) : NULL;
+    c->opts.kubeconfig = c->kubeconfig;
     int error = parse(opts->enabled, (int[NCONTROLLERS]){0});
     if (error == 0 && !opts->leader_elect) {
         error = set_start(&c->set, opts);
@@ -394,5 +396,6 @@ void sw_controllers_stop(sw_controllers *c)
         sw_client_free(c->lclient);
     set_stop(c->set);
     pthread_mutex_destroy(&c->mu);
+    sw_free(c->kubeconfig);
     sw_free(c);
 }
