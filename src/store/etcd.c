@@ -469,22 +469,32 @@ static int et_list(sw_store *base, const sw_store_list_opts *opts, sw_kv_list *o
     return 0;
 }
 
+/* The Txn of a create or update: cmp (stolen), then Put of value. */
+static int put_txn(et_store *s, const char *key, const char *value, size_t len, json_t *cmp,
+                   json_t **resp, bool *resent)
+{
+    int error = check_key(key);
+    if (error == 0)
+        error = check_value(len);
+    if (error < 0) {
+        json_decref(cmp);
+        return error;
+    }
+    json_t *put =
+        json_pack("{s:{s:o,s:o}}", "request_put", "key", jkey(s, key), "value", jbytes(value, len));
+    return txn(s, key, cmp, put, resp, resent);
+}
+
 static int et_create(sw_store *base, const char *key, const char *value, size_t len,
                      int64_t *rev_out)
 {
     et_store *s = (et_store *)base;
     json_t *resp = NULL;
     bool resent = false;
-    int error = check_key(key);
-    if (error == 0)
-        error = check_value(len);
-    if (error < 0)
-        return error;
     json_t *cmp =
         json_pack("{s:s,s:s,s:s}", "target", "MOD", "result", "EQUAL", "mod_revision", "0");
-    json_t *put =
-        json_pack("{s:{s:o,s:o}}", "request_put", "key", jkey(s, key), "value", jbytes(value, len));
-    if ((error = txn(s, key, cmp, put, &resp, &resent)) < 0)
+    int error = put_txn(s, key, value, len, cmp, &resp, &resent);
+    if (error < 0)
         return error;
     int64_t rev = jnum(json_object_get(resp, "header"), "revision");
     if (!json_is_true(json_object_get(resp, "succeeded"))) {
@@ -517,14 +527,8 @@ static int et_update(sw_store *base, const char *key, const char *value, size_t 
     et_store *s = (et_store *)base;
     json_t *resp = NULL;
     bool resent = false;
-    int error = check_key(key);
-    if (error == 0)
-        error = check_value(len);
+    int error = put_txn(s, key, value, len, cas_compare(expected_rev), &resp, &resent);
     if (error < 0)
-        return error;
-    json_t *put =
-        json_pack("{s:{s:o,s:o}}", "request_put", "key", jkey(s, key), "value", jbytes(value, len));
-    if ((error = txn(s, key, cas_compare(expected_rev), put, &resp, &resent)) < 0)
         return error;
     int64_t rev = jnum(json_object_get(resp, "header"), "revision");
     if (!json_is_true(json_object_get(resp, "succeeded"))) {
