@@ -37,8 +37,8 @@
 #define ET_TIMEOUT_MS 20000L /* above etcd's own request timeout (5 s + 2 elections) */
 #define ET_LIST_PAGE 500     /* keys per Range of an unlimited list */
 #define ET_HEALTH_CACHE_MS 1000
-#define ET_HISTORY_WAIT_MS 10000         /* for a new watch's history to arrive */
-#define ET_HEALTH_TIMEOUT_MS 2000L       /* per endpoint: /readyz answers within a few seconds */
+#define ET_HISTORY_WAIT_MS 30000   /* a new watch's history to arrive (8,300 events: 1 s, ASan) */
+#define ET_HEALTH_TIMEOUT_MS 2000L /* per endpoint: /readyz answers within a few seconds */
 #define ET_COMPACT_KEY "compact_rev_key" /* kube-apiserver's, outside any prefix */
 
 typedef struct et_store {
