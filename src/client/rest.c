@@ -5,6 +5,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/httpc.h"
 #include "util/json.h"
 #include "util/str.h"
 #include "util/time.h"
@@ -30,16 +31,15 @@ const sw_resource sw_res_imagestreamimages = {"image.openshift.io", "v1", "image
                                               true};
 const sw_resource sw_res_imagestreamimports = {"image.openshift.io", "v1", "imagestreamimports",
                                                true};
-const sw_resource sw_res_imagestreammappings = {"image.openshift.io", "v1",
-                                                "imagestreammappings", true};
+const sw_resource sw_res_imagestreammappings = {"image.openshift.io", "v1", "imagestreammappings",
+                                                true};
 const sw_resource sw_res_builds = {"build.openshift.io", "v1", "builds", true};
 const sw_resource sw_res_buildconfigs = {"build.openshift.io", "v1", "buildconfigs", true};
 const sw_resource sw_res_managedimages = {"image.slipway.dev", "v1alpha1", "managedimages", true};
 const sw_resource sw_res_pods = {"", "v1", "pods", true};
 const sw_resource sw_res_serviceaccounts = {"", "v1", "serviceaccounts", true};
 const sw_resource sw_res_replicationcontrollers = {"", "v1", "replicationcontrollers", true};
-const sw_resource sw_res_deploymentconfigs = {"apps.openshift.io", "v1", "deploymentconfigs",
-                                              true};
+const sw_resource sw_res_deploymentconfigs = {"apps.openshift.io", "v1", "deploymentconfigs", true};
 const sw_resource sw_res_deployments = {"apps", "v1", "deployments", true};
 const sw_resource sw_res_replicasets = {"apps", "v1", "replicasets", true};
 const sw_resource sw_res_statefulsets = {"apps", "v1", "statefulsets", true};
@@ -62,9 +62,8 @@ struct sw_client {
     char *token;        /* or NULL */
     char *token_file;   /* re-read every TOKEN_REREAD_MS, or NULL */
     int64_t token_read_ms;
-    CURL *idle[POOL_MAX];
-    size_t nidle;
-    CURLSH *share; /* DNS cache and TLS sessions shared by every handle */
+    sw_httpc_pool *pool; /* easy handles, each keeping its connections alive */
+    CURLSH *share;       /* DNS cache and TLS sessions shared by every handle */
     pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
     bool down; /* sw_client_shutdown was called (__atomic) */
 };
@@ -74,13 +73,6 @@ struct sw_client_cancel {
     bool fired;
     CURLM *active; /* the stream's multi handle while one runs */
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init_once(void)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---- construction ---- */
 
@@ -158,8 +150,8 @@ done:
 
 int sw_client_new_opts(sw_client **out, const sw_kubeconfig *kc, const sw_client_opts *opts)
 {
-    pthread_once(&curl_once, curl_init_once);
     sw_client *c = sw_calloc(1, sizeof(*c));
+    c->pool = sw_httpc_pool_new(0, POOL_MAX);
     size_t n;
     const char *p;
     int error = setup_server(c, kc);
@@ -208,8 +200,7 @@ void sw_client_free(sw_client *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->nidle; i++)
-        curl_easy_cleanup(c->idle[i]);
+    sw_httpc_pool_free(c->pool);
     if (c->share) {
         curl_share_cleanup(c->share);
         pthread_mutex_destroy(&c->mu);
@@ -354,27 +345,12 @@ static int status_error(long status, const char *body, size_t len, const char *m
 
 static CURL *acquire(sw_client *c)
 {
-    CURL *e = NULL;
-    pthread_mutex_lock(&c->mu);
-    if (c->nidle)
-        e = c->idle[--c->nidle];
-    pthread_mutex_unlock(&c->mu);
-    if (!e && !(e = curl_easy_init()))
-        abort(); /* only fails on OOM, which is fatal project-wide */
-    return e;
+    return sw_httpc_take(c->pool); /* never waits: the pool has no limit on handles out */
 }
 
 static void release(sw_client *c, CURL *e)
 {
-    curl_easy_reset(e); /* keeps its connections, DNS and session caches */
-    pthread_mutex_lock(&c->mu);
-    if (c->nidle < POOL_MAX) {
-        c->idle[c->nidle++] = e;
-        e = NULL;
-    }
-    pthread_mutex_unlock(&c->mu);
-    if (e)
-        curl_easy_cleanup(e);
+    sw_httpc_give(c->pool, e, false);
 }
 
 /* Appends the Authorization header, re-reading a rotating token file when due. */
@@ -411,11 +387,11 @@ typedef struct call {
     size_t body_len;
     const char *content_type; /* of body */
     const char *accept;
-    long timeout_ms; /* 0: none */
+    long timeout_ms;        /* 0: none */
     sw_client_read_fn read; /* an upload body pulled while sending, or NULL */
     void *read_payload;
-    int64_t read_len;       /* bytes fn will hand over, or -1: chunked */
-    int read_error;         /* fn's negative code once it failed */
+    int64_t read_len; /* bytes fn will hand over, or -1: chunked */
+    int read_error;   /* fn's negative code once it failed */
     CURL *easy;
     struct curl_slist *headers, *connect_to;
     char *url;
@@ -646,10 +622,9 @@ int sw_client_request_upload(sw_client *c, const char *method, const char *path_
         error = status_error(st, sw_buf_cstr(&resp), resp.len, method, path_and_query);
     if (error == 0 && out) {
         *out = NULL;
-        if (resp.len &&
-            sw_json_parse(sw_buf_cstr(&resp), resp.len, SW_JSON_MAX_DEPTH, 0, out) < 0)
-            error = sw_error_set(SW_ERROR, "%s %s: the response is not JSON", method,
-                                 path_and_query);
+        if (resp.len && sw_json_parse(sw_buf_cstr(&resp), resp.len, SW_JSON_MAX_DEPTH, 0, out) < 0)
+            error =
+                sw_error_set(SW_ERROR, "%s %s: the response is not JSON", method, path_and_query);
     }
     call_dispose(c, &k);
     sw_buf_dispose(&resp);

@@ -23,16 +23,6 @@
 #define TAGS_MAX_PAGES 1000
 #define WHAT_MAX 700 /* "manifest registry/repository:tag" and the like, for messages */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init_once(void)
-{
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "slipway: fatal: curl_global_init failed\n");
-        abort();
-    }
-}
-
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *userptr)
 {
     sw_registry *r = userptr;
@@ -57,7 +47,7 @@ static void copy_insecure(sw_registry *r, const char *const *hosts)
 
 int sw_registry_new(sw_registry **out, const sw_registry_opts *o)
 {
-    pthread_once(&curl_once, curl_init_once);
+    sw_httpc_global_init();
     sw_registry *r = sw_calloc(1, sizeof(*r));
     r->timeout_ms = (o && o->timeout_ms > 0) ? o->timeout_ms : 30000;
     r->max_per_host = (o && o->max_per_host > 0) ? o->max_per_host : 16;

@@ -9,6 +9,8 @@
 #include "registry/client.h"
 #include "util/buf.h"
 
+#include "util/httpc.h"
+
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -18,7 +20,7 @@
 #define REG_WAIT_BUDGET_MS 10000 /* total sleep (Retry-After, backoff) per call */
 #define REG_BACKOFF_BASE_MS 200  /* first retry delay, doubled per attempt */
 #define REG_BACKOFF_MAX_MS 2000
-#define REG_STOP_POLL_MS 100     /* how often a retry wait checks opts.stop */
+#define REG_STOP_POLL_MS 100 /* how often a retry wait checks opts.stop */
 #define REG_TOKEN_CACHE_MAX 4096
 
 enum { REG_SCHEME_UNKNOWN = 0, REG_SCHEME_HTTPS = 1, REG_SCHEME_HTTP = 2 };
@@ -27,12 +29,9 @@ enum { REG_SCHEME_UNKNOWN = 0, REG_SCHEME_HTTPS = 1, REG_SCHEME_HTTP = 2 };
  * concurrent requests, and what was learned about the host. Guarded by sw_registry.mu. */
 typedef struct reg_host {
     char name[256];      /* host[:port] */
-    pthread_cond_t cond; /* signalled when a slot frees */
-    int in_use;          /* requests in flight */
-    CURL **idle;         /* max_per_host slots */
-    int n_idle;
-    int scheme; /* REG_SCHEME_*: learned by an insecure ping */
-    bool basic; /* the host answered with a Basic challenge */
+    sw_httpc_pool *pool; /* max_per_host handles: the host's concurrency and connections */
+    int scheme;          /* REG_SCHEME_*: learned by an insecure ping */
+    bool basic;          /* the host answered with a Basic challenge */
     struct reg_host *next;
 } reg_host;
 

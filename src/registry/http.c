@@ -36,8 +36,9 @@ static reg_host *host_get_locked(sw_registry *r, const char *name)
             return h;
     reg_host *h = sw_calloc(1, sizeof(*h));
     sw_strlcpy(h->name, name, sizeof(h->name));
-    pthread_cond_init(&h->cond, NULL);
-    h->idle = sw_calloc((size_t)r->max_per_host, sizeof(CURL *));
+    h->pool = sw_httpc_pool_new(r->max_per_host, r->max_per_host);
+    if (sw_registry__down(r))
+        sw_httpc_pool_shutdown(h->pool);
     h->next = r->hosts;
     r->hosts = h;
     return h;
@@ -48,10 +49,7 @@ void sw_registry__hosts_free(sw_registry *r)
     reg_host *h = r->hosts;
     while (h) {
         reg_host *next = h->next;
-        for (int i = 0; i < h->n_idle; i++)
-            curl_easy_cleanup(h->idle[i]);
-        pthread_cond_destroy(&h->cond);
-        sw_free(h->idle);
+        sw_httpc_pool_free(h->pool);
         sw_free(h);
         h = next;
     }
@@ -103,7 +101,7 @@ void sw_registry_shutdown(sw_registry *r)
     pthread_mutex_lock(&r->mu);
     __atomic_store_n(&r->down, true, __ATOMIC_RELEASE);
     for (reg_host *h = r->hosts; h; h = h->next)
-        pthread_cond_broadcast(&h->cond);
+        sw_httpc_pool_shutdown(h->pool);
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -112,41 +110,19 @@ void sw_registry_shutdown(sw_registry *r)
 static CURL *handle_acquire(sw_registry *r, const char *host)
 {
     pthread_mutex_lock(&r->mu);
-    reg_host *h = host_get_locked(r, host);
-    while (h->in_use >= r->max_per_host && !sw_registry__down(r))
-        pthread_cond_wait(&h->cond, &r->mu);
-    if (sw_registry__down(r)) {
-        pthread_mutex_unlock(&r->mu);
-        return NULL;
-    }
-    h->in_use++;
-    CURL *c = h->n_idle ? h->idle[--h->n_idle] : NULL;
+    sw_httpc_pool *p = host_get_locked(r, host)->pool; /* hosts live until the registry */
     pthread_mutex_unlock(&r->mu);
-    if (!c)
-        c = curl_easy_init();
-    if (!c) {
-        fprintf(stderr, "slipway: fatal: curl_easy_init failed\n");
-        abort();
-    }
-    return c;
+    return sw_httpc_take(p);
 }
 
 /* Returns the slot. The handle is reset (keeping its connection) so it holds no pointer into
  * a finished request. */
 static void handle_release(sw_registry *r, const char *host, CURL *c)
 {
-    curl_easy_reset(c);
     pthread_mutex_lock(&r->mu);
-    reg_host *h = host_get_locked(r, host);
-    if (h->n_idle < r->max_per_host) {
-        h->idle[h->n_idle++] = c;
-        c = NULL;
-    }
-    h->in_use--;
-    pthread_cond_signal(&h->cond);
+    sw_httpc_pool *p = host_get_locked(r, host)->pool;
     pthread_mutex_unlock(&r->mu);
-    if (c)
-        curl_easy_cleanup(c);
+    sw_httpc_give(p, c, false);
 }
 
 bool sw_registry__url_host(const char *url, char *out, size_t n, bool *https)

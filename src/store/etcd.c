@@ -1095,7 +1095,7 @@ int sw_store_etcd_open(sw_store **out, const sw_etcd_opts *o)
     s->cafile = o->cafile ? sw_strdup(o->cafile) : NULL;
     s->certfile = o->certfile ? sw_strdup(o->certfile) : NULL;
     s->keyfile = o->keyfile ? sw_strdup(o->keyfile) : NULL;
-    s->pool = sw_httpc_pool_new(ET_POOL);
+    s->pool = sw_httpc_pool_new(ET_POOL, ET_POOL);
     int error = parse_endpoints(s, o->endpoints ? o->endpoints : "",
                                 o->cafile || o->certfile || o->keyfile);
     json_t *resp = NULL;

@@ -14,7 +14,7 @@
 struct sw_httpc_pool {
     pthread_mutex_t mu;
     pthread_cond_t cond;
-    int max, out, n_idle;
+    int max_out, max_idle, out, n_idle;
     bool down;
     CURL **idle;
 };
@@ -34,21 +34,22 @@ void sw_httpc_global_init(void)
     pthread_once(&g_once, global_init);
 }
 
-sw_httpc_pool *sw_httpc_pool_new(int max)
+sw_httpc_pool *sw_httpc_pool_new(int max_out, int max_idle)
 {
     sw_httpc_global_init();
     sw_httpc_pool *p = sw_calloc(1, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cond, NULL);
-    p->max = max < 1 ? 1 : max;
-    p->idle = sw_calloc((size_t)p->max, sizeof(*p->idle));
+    p->max_out = max_out < 0 ? 0 : max_out;
+    p->max_idle = max_idle < 1 ? 1 : max_idle;
+    p->idle = sw_calloc((size_t)p->max_idle, sizeof(*p->idle));
     return p;
 }
 
 CURL *sw_httpc_take(sw_httpc_pool *p)
 {
     pthread_mutex_lock(&p->mu);
-    while (p->out >= p->max && !p->down)
+    while (p->max_out && p->out >= p->max_out && !p->down)
         pthread_cond_wait(&p->cond, &p->mu);
     if (p->down) {
         pthread_mutex_unlock(&p->mu);
@@ -71,7 +72,7 @@ void sw_httpc_give(sw_httpc_pool *p, CURL *c, bool discard)
     if (!discard)
         curl_easy_reset(c); /* keeps its connection, DNS and TLS session caches */
     pthread_mutex_lock(&p->mu);
-    if (!discard && p->n_idle < p->max) {
+    if (!discard && p->n_idle < p->max_idle) {
         p->idle[p->n_idle++] = c;
         c = NULL;
     }

@@ -16,9 +16,10 @@ typedef struct sw_httpc_pool sw_httpc_pool;
 /* curl_global_init, once per process (aborts if libcurl cannot start). */
 void sw_httpc_global_init(void);
 
-/* A pool of at most max handles (max >= 1). */
-sw_httpc_pool *sw_httpc_pool_new(int max);
-/* A handle with no request options set (reset, connection kept), waiting while all max are
+/* A pool handing out at most max_out handles at once (0: no limit) and keeping up to max_idle
+ * of them (with their connections) between requests. */
+sw_httpc_pool *sw_httpc_pool_new(int max_out, int max_idle);
+/* A handle with no request options set (reset, connection kept), waiting while max_out are
  * out; NULL once the pool is shut down. */
 CURL *sw_httpc_take(sw_httpc_pool *p);
 /* Returns a handle from sw_httpc_take; discard drops its connection (a peer that failed). */
