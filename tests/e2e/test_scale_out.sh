@@ -229,6 +229,20 @@ n=$(awk '{print $4}' "$SW_TMP/watch2.out" | sort -u | wc -l)
 pass "the watch resumed on $n servers"
 expect_eq "no ERROR in the resumed watch" "" "$(grep ERROR "$SW_TMP/watch2.out")"
 
+# ---- two members of three down: no quorum, not ready; quorum back: ready ----
+readyz_is() { [ "$(curl -sk --max-time 5 -o /dev/null -w '%{http_code}' "$(URL "$1")/readyz")" = "$2" ]; }
+kill -9 "${EPID[2]}" "${EPID[3]}"
+wait "${EPID[2]}" "${EPID[3]}" 2>/dev/null
+wait_for "two etcd members of three down: server 1 is not ready" 10 readyz_is 1 500
+expect_contains "... and says the store check failed" "[-]store failed" \
+    "$(curl -sk --max-time 5 "$(URL 1)/readyz?verbose")"
+expect_eq "... while it is alive" 200 \
+    "$(curl -sk --max-time 5 -o /dev/null -w '%{http_code}' "$(URL 1)/livez")"
+start_member 2
+start_member 3
+wait_for "the cluster has a leader again" 30 all_members_ok
+wait_for "server 1 is ready again" 10 readyz_is 1 200
+
 # ---- compaction: one server per interval; a compacted revision is 410 everywhere ----
 for i in 1 2 3; do
     kill -TERM "${SPID[i]}"

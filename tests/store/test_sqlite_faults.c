@@ -123,6 +123,7 @@ static void test_commit_with_failed_fsync(void **state)
     sw_store *s = open_fresh(dir, path, sizeof(path));
     int64_t rev = 0;
     assert_int_equal(sw_store_create(s, "/a/k1", "one", 3, &rev), 0);
+    assert_int_equal(sw_store_health(s), 0);
 
     atomic_store(&g_fail_sync, true);
     assert_int_equal(sw_store_create(s, "/a/k2", "two", 3, &rev), SW_ERROR);
@@ -134,6 +135,8 @@ static void test_commit_with_failed_fsync(void **state)
     assert_non_null(strstr(sw_error_msg(), "restart"));
     assert_int_equal(sw_store_compact(s, 1), SW_EUNAVAILABLE); /* compaction writes too */
     check_value(s, "/a/k1", "one");
+    /* and the store says so: /readyz turns 500 */
+    assert_int_equal(sw_store_health(s), SW_EUNAVAILABLE);
     sw_store_close(s);
 
     /* A restart: recovery decides about k2; either way the store is consistent and writable,
@@ -148,6 +151,7 @@ static void test_commit_with_failed_fsync(void **state)
     sw_kv_dispose(&kv);
     assert_int_equal(sw_store_create(s, "/a/k3", "three", 5, &rev), 0);
     assert_int_equal(rev, error == 0 ? 3 : 2);
+    assert_int_equal(sw_store_health(s), 0);
     sw_store_close(s);
     assert_int_equal(sw_path_remove_tree(dir), 0);
 }
