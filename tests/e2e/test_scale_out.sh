@@ -223,10 +223,12 @@ expect_eq "the resumed watch: every acknowledged write once, in order" \
     "$(awk '$2 ~ /^kw-/ {print $1, $2, $3}' "$SW_TMP/watch2.out")"
 expect_eq "the watch's revisions strictly increase" "" \
     "$(awk 'NR > 1 && $3 + 0 <= prev { print "not increasing at " $2 } { prev = $3 + 0 }' "$SW_TMP/watch2.out")"
-# it was on server 1 when that was killed; it stayed silent while etcd had no leader
-n=$(awk '{print $4}' "$SW_TMP/watch2.out" | sort -u | wc -l)
-[ "$n" -ge 2 ] || fail "the watch never resumed on another server (servers used: $n)"
-pass "the watch resumed on $n servers"
+# It was on server 1 when that was killed, so it resumed at least once (on whichever server
+# answered first: a server whose etcd is electing a leader sends nothing for a while).
+n=$(grep -c "ended\|end of stream" "$SW_TMP/watch2.err")
+[ "$n" -ge 1 ] || fail "the watch was never cut, so it never resumed"
+pass "the watch was cut and resumed $n times, on $(awk '{print $4}' "$SW_TMP/watch2.out" |
+    sort -u | wc -l) server(s)"
 expect_eq "no ERROR in the resumed watch" "" "$(grep ERROR "$SW_TMP/watch2.out")"
 
 # ---- two members of three down: no quorum, not ready; quorum back: ready ----
