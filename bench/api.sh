@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # bench/api.sh: slipway's API server against etcd 3.4 (JSON gateway), side by side, in one run.
-# Starts both servers on free 127.0.0.1 ports with temp data dirs, drives them with the same
-# client (build/sw-loadgen), same concurrency and the same ~1 KiB ImageStream bytes, prints a
-# table with each slipway/etcd ratio and the issue-2 targets, and cleans up on any exit.
+# Columns: slipway on SQLite, raw etcd (one member), and slipway on a fresh one-member and a
+# fresh three-member etcd (--store etcd://...). Starts each on free 127.0.0.1 ports with temp
+# data dirs, drives it with the same client (build/sw-loadgen), same concurrency and the same
+# ~1 KiB ImageStream bytes, prints one table with each column's ratio to raw etcd and the
+# issue-2 and issue-15 targets, and cleans up on any exit.
 # Knobs (environment): BENCH_SECS (timed phase per throughput figure, default 10),
 # BENCH_OBJECTS (default 10000), BENCH_KEEP=1 (keep the temp dir and logs),
 # BENCH_SLIPWAY_TLS=1 (slipway over HTTPS instead of plain HTTP like etcd's gateway),
+# BENCH_ETCD_COLUMNS=0 (skip the two slipway-on-etcd columns),
 # SLIPWAY, LOADGEN, ETCD (binaries). See bench/README.md.
 set -euo pipefail
 
@@ -24,23 +27,33 @@ WATCH_WRITES=500
 WATCH_RATE=100    # writes/s during the watch test
 START_TIMEOUT=60
 TLS=${BENCH_SLIPWAY_TLS:-0}
+ETCD_COLUMNS=${BENCH_ETCD_COLUMNS:-1}
+ETCD_MAX_REQUEST_BYTES=4194304   # for the etcd behind slipway: it sends objects up to 3.5 MiB
 
 TMP=$(mktemp -d /tmp/slipway-bench.XXXXXX)
 PIDS=()   # servers we started
 CHILD=    # the loadgen running right now
+STARTERS=()   # the loadgens starting the members of an etcd cluster right now
 LINE=     # its result line
 TLSA=()   # see tls_args
-declare -A R=()   # R[target.figure] = value
+declare -A R=()   # R[column.figure] = value
+declare -A FAILED=()   # FAILED[column] = 1 when it did not run to the end
 
 
 
 cleanup() {
-    local pid
+    local pid f
     if [[ -n $CHILD ]]; then
         kill -TERM "$CHILD" 2>/dev/null
         # interrupted during `sw-loadgen start`: the server it forked is not in PIDS yet
         pid=$(kv "$(cat "$TMP/line" 2>/dev/null)" pid) && PIDS+=("$pid")
     fi
+    for pid in "${STARTERS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null
+    done
+    for f in "$TMP"/*.start; do # etcd members forked by those, not yet in PIDS
+        [[ -e $f ]] && pid=$(kv "$(cat "$f")" pid) && PIDS+=("$pid")
+    done
     stop_all_and_clean
 }
 trap cleanup EXIT
@@ -65,24 +78,46 @@ ensure_loadgen() {
     fi
 }
 
-# ---- per-target plumbing (T is slipway or etcd) ----
+# ---- columns and per-column plumbing ----
+# A column T is one server under test. KIND[T] is what sw-loadgen talks to (--target): slipway's
+# API or etcd's gateway. MEMBERS[T], for slipway on etcd, is the size of the fresh etcd cluster
+# started for that column alone (and stopped and removed after it).
+
+COLS=(slipway etcd)
+[[ $ETCD_COLUMNS == 1 ]] && COLS+=(swetcd1 swetcd3)
+declare -A KIND=([slipway]=slipway [etcd]=etcd [swetcd1]=slipway [swetcd3]=slipway)
+declare -A MEMBERS=([swetcd1]=1 [swetcd3]=3)
+declare -A HEAD=([slipway]=sw+sqlite [etcd]=etcd [swetcd1]=sw+etcd1 [swetcd3]=sw+etcd3)
+declare -A RHEAD=([slipway]=sq/etcd [swetcd1]=e1/etcd [swetcd3]=e3/etcd)
 
 declare -A URL=() PID=() DATA=() PORTS=() TOKEN=()
+declare -A ENDPOINTS=() MEMBER_PIDS=() MEMBER_DIRS=()   # the etcd behind a slipway column
+
+# etcd_cmd NAME DIR CLIENT_PORT PEER_PORT INITIAL_CLUSTER [FLAG...]: one etcd member's argv.
+# Defaults otherwise: the WAL is fdatasync'ed before each raft batch is acknowledged.
+etcd_cmd() {
+    local name=$1 dir=$2 client=$3 peer=$4 cluster=$5
+    shift 5
+    printf '%s\n' "$ETCD" --name "$name" --data-dir "$dir" \
+        --listen-client-urls "http://127.0.0.1:$client" \
+        --advertise-client-urls "http://127.0.0.1:$client" \
+        --listen-peer-urls "http://127.0.0.1:$peer" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+        --initial-cluster "$cluster" --log-level warn --logger zap "$@"
+}
 
 server_cmd() {
     local t=$1 client=${PORTS[$1]%%,*} peer=${PORTS[$1]##*,}
-    if [[ $t == etcd ]]; then
-        # defaults otherwise: the WAL is fdatasync'ed before each raft batch is acknowledged
-        printf '%s\n' "$ETCD" --name bench --data-dir "${DATA[$t]}" \
-            --listen-client-urls "http://127.0.0.1:$client" \
-            --advertise-client-urls "http://127.0.0.1:$client" \
-            --listen-peer-urls "http://127.0.0.1:$peer" \
-            --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-            --initial-cluster "bench=http://127.0.0.1:$peer" \
-            --log-level warn --logger zap
+    if [[ ${KIND[$t]} == etcd ]]; then
+        etcd_cmd bench "${DATA[$t]}" "$client" "$peer" "bench=http://127.0.0.1:$peer"
     else
         printf '%s\n' "$SLIPWAY" server --data-dir "${DATA[$t]}" \
-            --listen "127.0.0.1:$client" --insecure-anonymous --store-sync full --no-controllers
+            --listen "127.0.0.1:$client" --insecure-anonymous --no-controllers
+        if [[ -n ${MEMBERS[$t]:-} ]]; then
+            printf '%s\n' --store "etcd://${ENDPOINTS[$t]}"
+        else
+            printf '%s\n' --store-sync full
+        fi
         [[ $TLS == 1 ]] || printf '%s\n' --plain-http
     fi
 }
@@ -90,7 +125,7 @@ server_cmd() {
 # tls_args T: sets TLSA to loadgen's flag for slipway's self-signed serving certificate.
 tls_args() {
     TLSA=()
-    if [[ $1 == slipway && $TLS == 1 ]]; then TLSA=(--insecure-tls); fi
+    if [[ ${KIND[$1]} == slipway && $TLS == 1 ]]; then TLSA=(--insecure-tls); fi
 }
 
 # run_bg (bench/lib.sh) runs each tool in the background and waits, so a signal reaches our
@@ -105,7 +140,7 @@ start_server() {
     START_MS=n/a
     mapfile -t cmd < <(server_cmd "$t")
     tls_args "$t"
-    if ! run_bg "$TMP/line" "$LOADGEN" start --target "$t" --url "${URL[$t]}" "${TLSA[@]}" \
+    if ! run_bg "$TMP/line" "$LOADGEN" start --target "${KIND[$t]}" --url "${URL[$t]}" "${TLSA[@]}" \
         --timeout "$START_TIMEOUT" -- "${cmd[@]}" 2>>"$TMP/$t.log"; then
         : >"$TMP/line"
         return 1
@@ -114,7 +149,7 @@ start_server() {
     : >"$TMP/line" # cleanup() reads a pid from it after an interrupted start
     PID[$t]=$(kv "$line" pid)
     PIDS+=("${PID[$t]}")
-    if [[ $t == slipway && -f ${DATA[$t]}/admin.kubeconfig ]]; then
+    if [[ ${KIND[$t]} == slipway && -f ${DATA[$t]}/admin.kubeconfig ]]; then
         TOKEN[$t]=$(awk '$1 == "token:" {gsub(/"/, "", $2); print $2; exit}' \
             "${DATA[$t]}/admin.kubeconfig")
     fi
@@ -126,13 +161,65 @@ stop_server() {
     forget_pid "${PID[$1]}"
 }
 
+# start_backing_etcd T: a fresh cluster of MEMBERS[T] members on loopback for slipway column T,
+# with etcd-triggers.md §2.3's flags (and docs/scale-out.md's --max-request-bytes). The members
+# start at once, each under its own `sw-loadgen start`, since a member of three is healthy only
+# once a quorum is up; it returns when every member's /health says true.
+start_backing_etcd() {
+    local t=$1 n=${MEMBERS[$1]} i p=() cluster='' eps='' cmd=() rc=0 pid line
+    line=$("$LOADGEN" ports --n $((2 * n)))
+    IFS=, read -r -a p <<<"${line#ports=}"
+    for ((i = 0; i < n; i++)); do # member m<i+1>: client port p[2i], peer port p[2i+1]
+        cluster+=${cluster:+,}m$((i + 1))=http://127.0.0.1:${p[2 * i + 1]}
+        eps+=${eps:+,}127.0.0.1:${p[2 * i]}
+    done
+    ENDPOINTS[$t]=$eps
+    MEMBER_PIDS[$t]=''
+    MEMBER_DIRS[$t]=''
+    log "== etcd for $t: $n member(s) on $eps"
+    for ((i = 1; i <= n; i++)); do
+        MEMBER_DIRS[$t]+="$TMP/$t-m$i "
+        mapfile -t cmd < <(etcd_cmd "m$i" "$TMP/$t-m$i" "${p[2 * i - 2]}" "${p[2 * i - 1]}" \
+            "$cluster" --initial-cluster-state new --initial-cluster-token "bench-$t" \
+            --max-request-bytes "$ETCD_MAX_REQUEST_BYTES")
+        "$LOADGEN" start --target etcd --url "http://127.0.0.1:${p[2 * i - 2]}" \
+            --timeout "$START_TIMEOUT" -- "${cmd[@]}" >"$TMP/$t-m$i.start" 2>>"$TMP/$t-etcd.log" &
+        STARTERS+=($!)
+    done
+    for pid in "${STARTERS[@]}"; do
+        wait "$pid" || rc=1
+    done
+    STARTERS=()
+    for ((i = 1; i <= n; i++)); do
+        line=$(<"$TMP/$t-m$i.start")
+        rm -f "$TMP/$t-m$i.start" # cleanup() reads pids from these after an interrupted start
+        pid=$(kv "$line" pid) || continue
+        PIDS+=("$pid")
+        MEMBER_PIDS[$t]+="$pid "
+        log "  m$i: pid $pid, ready after $(kv "$line" start_ms || echo n/a) ms"
+    done
+    ((rc == 0)) || { log "  etcd for $t did not start; see $TMP/$t-etcd.log"; return 1; }
+}
+
+# stop_backing_etcd T: stops the members behind T and removes their data (kept with BENCH_KEEP=1).
+stop_backing_etcd() {
+    local t=$1 pid
+    for pid in ${MEMBER_PIDS[$t]:-}; do
+        stop_pid "$pid"
+        forget_pid "$pid"
+    done
+    MEMBER_PIDS[$t]=
+    # shellcheck disable=SC2086 # MEMBER_DIRS is a space-separated list of our own temp paths
+    [[ ${BENCH_KEEP:-0} == 1 ]] || rm -rf ${MEMBER_DIRS[$t]:-} "${DATA[$t]}"
+}
+
 # lg T MODE ARGS...: one loadgen run; its result line lands in LINE (and on stderr as progress).
 lg() {
     local t=$1 mode=$2 rc=0 auth=()
     shift 2
     [[ -n ${TOKEN[$t]:-} ]] && auth=(--token "${TOKEN[$t]}")
     tls_args "$t"
-    run_bg "$TMP/line" "$LOADGEN" "$mode" --target "$t" --url "${URL[$t]}" "${TLSA[@]}" \
+    run_bg "$TMP/line" "$LOADGEN" "$mode" --target "${KIND[$t]}" --url "${URL[$t]}" "${TLSA[@]}" \
         "${auth[@]}" "$@" 2>>"$TMP/$t.log" || rc=$?
     LINE=$(<"$TMP/line")
     log "  $t $mode $*: ${LINE:-failed (see $TMP/$t.log)}"
@@ -170,10 +257,27 @@ measure_lists() {
     R[$t.listpaged]=$(val median_ms)
 }
 
+# backing_rss T: the RSS of the etcd members behind T, their sum and each ("a+b+c").
+backing_rss() {
+    local t=$1 pid each=()
+    for pid in ${MEMBER_PIDS[$t]}; do
+        each+=("$(rss_mib "$pid")")
+    done
+    R[$t.etcd_rss]=$(printf '%s\n' "${each[@]}" | awk '{s += $1} END {printf "%.1f", s}')
+    R[$t.etcd_rss_each]=$(IFS=+ && echo "${each[*]}")
+}
+
 measure_restart() {
     local t=$1
     R[$t.rss]=$(rss_mib "${PID[$t]}")
-    R[$t.disk]=$(du -sm "${DATA[$t]}" | awk '{print $1}')
+    if [[ -n ${MEMBERS[$t]:-} ]]; then
+        backing_rss "$t"
+    elif [[ $t == etcd ]]; then
+        R[$t.etcd_rss]=${R[$t.rss]}   # the reference for the backing etcds' RSS
+    fi
+    # slipway on etcd: its data dir (certs, token) plus its members' (the objects)
+    # shellcheck disable=SC2086
+    R[$t.disk]=$(du -smc "${DATA[$t]}" ${MEMBER_DIRS[$t]:-} | awk 'END {print $1}')
     stop_server "$t"
     if start_server "$t"; then
         R[$t.start]=$START_MS
@@ -210,14 +314,15 @@ measure_creates() {
 
 run_target() {
     local t=$1 ports
+    if [[ -n ${MEMBERS[$t]:-} ]]; then start_backing_etcd "$t" || return 1; fi
     ports=$("$LOADGEN" ports --n 2)
     PORTS[$t]=${ports#ports=}
     local scheme=http
-    [[ $t == slipway && $TLS == 1 ]] && scheme=https
+    [[ ${KIND[$t]} == slipway && $TLS == 1 ]] && scheme=https
     URL[$t]="$scheme://127.0.0.1:${PORTS[$t]%%,*}"
     DATA[$t]=$TMP/$t-data
     mkdir -p "${DATA[$t]}"
-    log "== $t on ${URL[$t]} (data ${DATA[$t]})"
+    log "== $t on ${URL[$t]} (data ${DATA[$t]}${ENDPOINTS[$t]:+, etcd ${ENDPOINTS[$t]}})"
     if ! start_server "$t"; then
         log "  $t failed to start; last log lines:"
         tail -n 5 "$TMP/$t.log" >&2 || true
@@ -235,45 +340,93 @@ run_target() {
     stop_server "$t"
 }
 
-# ---- report ----
-
-
-row() { # row LABEL KEY NOTE
-    local s=${R[slipway.$2]:-n/a} e=${R[etcd.$2]:-n/a}
-    printf '%-34s %12s %12s %9s  %s\n' "$1" "$s" "$e" "$(ratio "$s" "$e")" "$3"
+# run_column T: run_target, then stops whatever of T is left (its etcd too); status 1 if it failed.
+run_column() {
+    local t=$1 rc=0
+    run_target "$t" || rc=1
+    if ((rc)); then
+        log "== $t failed; its figures are n/a"
+        [[ -n ${PID[$t]:-} ]] && stop_server "$t"
+    fi
+    if [[ -n ${MEMBERS[$t]:-} ]]; then stop_backing_etcd "$t"; fi
+    return $rc
 }
 
-# verdict KIND ARGS: PASS/MISS (or n/a) for one target of the issue.
+# ---- report ----
+
+# row LABEL KEY NOTE: one figure for every column, then each column's ratio to raw etcd.
+row() {
+    local t out
+    out=$(printf '%-34s' "$1")
+    for t in "${COLS[@]}"; do
+        out+=$(printf ' %10s' "${R[$t.$2]:-n/a}")
+    done
+    for t in "${COLS[@]}"; do
+        [[ $t == etcd ]] || out+=$(printf ' %8s' "$(ratio "${R[$t.$2]:-n/a}" "${R[etcd.$2]:-n/a}")")
+    done
+    printf '%s  %s\n' "$out" "$3"
+}
+
+header_row() {
+    local t out
+    out=$(printf '%-34s' figure)
+    for t in "${COLS[@]}"; do
+        out+=$(printf ' %10s' "${HEAD[$t]}")
+    done
+    for t in "${COLS[@]}"; do
+        [[ $t == etcd ]] || out+=$(printf ' %8s' "${RHEAD[$t]}")
+    done
+    printf '%s  %s\n' "$out" note
+}
+
+# verdict VALUE LIMIT OP: PASS/MISS (or n/a) for one target; OP is >=, <= or <.
 verdict() {
     awk -v v="$1" -v lim="$2" -v op="$3" 'BEGIN {
         if (v !~ /^[0-9.]+$/) { print "n/a"; exit }
-        ok = (op == ">=") ? (v + 0 >= lim + 0) : (v + 0 < lim + 0)
+        ok = (op == ">=") ? (v + 0 >= lim + 0) : (op == "<=") ? (v + 0 <= lim + 0) : (v + 0 < lim + 0)
         print ok ? "PASS" : "MISS" }'
 }
 
+# target T KEY LIMIT OP TEXT: one line of a targets block, on the ratio T/etcd of figure KEY.
+target() {
+    local r
+    r=$(ratio "${R[$1.$2]:-n/a}" "${R[etcd.$2]:-n/a}")
+    printf '  %-66s %7s  %s\n' "$5" "$(times "$r")" "$(verdict "$r" "$3" "$4")"
+}
 
 report() {
-    local s_ok=$1
+    local t k
     echo
     echo "slipway API server vs etcd $("$ETCD" --version 2>/dev/null | awk '/etcd Version/ {print $3}')" \
         "(JSON gateway) — $(nproc) cores, $(uname -r), one run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "Columns: sw+sqlite = slipway on its SQLite store; etcd = raw etcd, one member (the" \
+        "reference of every ratio)."
+    if [[ $ETCD_COLUMNS == 1 ]]; then
+        echo "  sw+etcd1 / sw+etcd3 = slipway --store etcd:// on a fresh 1- / 3-member etcd" \
+            "(loopback, --max-request-bytes $ETCD_MAX_REQUEST_BYTES), each started for its column."
+    fi
     echo "Same client (sw-loadgen: libcurl, one keep-alive connection per in-flight request)," \
         "same ~1 KiB ImageStream JSON (the bytes are etcd's value)."
-    echo "Durability: equal — both fsync every commit before answering. etcd: default WAL" \
-        "fdatasync per raft batch; slipway: --store-sync full (SQLite synchronous=FULL, group commit)."
-    echo "Updates: slipway = PUT carrying the resourceVersion of its previous write (CAS, no GET);" \
-        "etcd = plain /v3/kv/put (no compare)."
+    echo "Durability: equal — every commit is fsync'ed before the answer. etcd: default WAL" \
+        "fdatasync per raft batch (on every member); slipway on SQLite: --store-sync full" \
+        "(synchronous=FULL, group commit)."
+    echo "Updates: slipway = PUT carrying the resourceVersion of its previous write (CAS, no GET;" \
+        "on etcd a Txn on mod_revision); etcd = plain /v3/kv/put (no compare)."
     if [[ $TLS == 1 ]]; then
         echo "Transport: slipway over HTTPS (its generated serving cert), etcd over plain HTTP."
     else
-        echo "Transport: both plain HTTP/1.1 on 127.0.0.1 (slipway --plain-http --insecure-anonymous)."
+        echo "Transport: all plain HTTP/1.1 on 127.0.0.1 (slipway --plain-http --insecure-anonymous" \
+            "--no-controllers)."
     fi
     echo "Gets: slipway GET .../imagestreams/NAME; etcd /v3/kv/range on one key. Each throughput" \
         "figure is a ${SECS}s timed phase; $OBJECTS objects are stored first (untimed) for"
-    echo "gets/list/RSS/restart/watch; creates run last, on new names, on top of those $OBJECTS."
-    [[ $s_ok == 1 ]] || echo "NOTE: the slipway half did not run (see above); its column is n/a."
+    echo "gets/list/RSS/restart/watch; creates run last, on new names, on top of those $OBJECTS." \
+        "Ratios are column / etcd."
+    for t in "${COLS[@]}"; do
+        [[ -z ${FAILED[$t]:-} ]] || echo "NOTE: ${HEAD[$t]} did not run to the end (see above); its missing figures are n/a."
+    done
     echo
-    printf '%-34s %12s %12s %9s  %s\n' "figure" "slipway" "etcd" "sw/etcd" "note"
+    header_row
     row "creates/s, 1 in flight" create1 "higher is better"
     row "creates/s, 16 in flight" create16 "higher is better"
     row "updates/s, 1 in flight" update1 "higher is better"
@@ -284,43 +437,60 @@ report() {
     row "watch p50, ${WATCHERS} watchers (ms)" watch50 "lower is better"
     row "watch p99, ${WATCHERS} watchers (ms)" watch99 "lower is better"
     row "watch events received" watch_events "(watcher, event) pairs / expected"
-    row "RSS with ${OBJECTS} objects (MiB)" rss "lower is better; after the load above"
-    row "RSS after restart (MiB)" rss_restart "lower is better"
-    row "data dir size (MiB)" disk "lower is better"
+    row "RSS with ${OBJECTS} objects (MiB)" rss "lower is better; the server's own, after the load above"
+    if [[ $ETCD_COLUMNS == 1 ]]; then
+        row "RSS of the etcd behind (MiB)" etcd_rss "sum over its members, same moment; etcd: its own"
+    fi
+    row "RSS after restart (MiB)" rss_restart "lower is better; on etcd only slipway restarts"
+    row "data dir size (MiB)" disk "lower is better; on etcd: slipway's + every member's"
     row "start, empty (ms)" start_empty "lower is better; fork to ready"
     row "start with ${OBJECTS} objects (ms)" start "lower is better; fork to ready"
+    if [[ $ETCD_COLUMNS == 1 ]]; then
+        echo "RSS of each etcd member (MiB): sw+etcd1 ${R[swetcd1.etcd_rss_each]:-n/a};" \
+            "sw+etcd3 ${R[swetcd3.etcd_rss_each]:-n/a}"
+    fi
     echo
-    echo "Targets (issue 2):"
-    local r
+    echo "Targets (issue 2, slipway on SQLite against raw etcd):"
     for k in create1 create16 update1 update16; do
-        r=$(ratio "${R[slipway.$k]:-n/a}" "${R[etcd.$k]:-n/a}")
-        printf '  %-58s %7s  %s\n' "slipway $k >= 2x etcd put rate (same in-flight)" "$(times "$r")" \
-            "$(verdict "$r" 2 ">=")"
+        target slipway "$k" 2 ">=" "slipway $k >= 2x etcd put rate (same in-flight)"
     done
-    printf '  %-58s %7s  %s\n' "slipway watch p99 < 5 ms at $WATCHERS watchers (ms)" \
+    printf '  %-66s %7s  %s\n' "slipway watch p99 < 5 ms at $WATCHERS watchers (ms)" \
         "${R[slipway.watch99]:-n/a}" "$(verdict "${R[slipway.watch99]:-n/a}" 5 "<")"
-    r=$(ratio "${R[slipway.rss]:-n/a}" "${R[etcd.rss]:-n/a}")
-    printf '  %-58s %7s  %s\n' "slipway RSS with $OBJECTS streams < etcd's" "$(times "$r")" \
-        "$(verdict "$r" 1 "<")"
+    target slipway rss 1 "<" "slipway RSS with $OBJECTS streams < etcd's"
+    [[ $ETCD_COLUMNS == 1 ]] || return 0
+    echo
+    echo "Targets (issue 15, slipway on etcd against raw etcd: the cost of the API layer):"
+    for t in swetcd1 swetcd3; do
+        target "$t" create16 0.7 ">=" "${HEAD[$t]} creates/s at 16 in flight >= 0.7x etcd puts/s"
+        target "$t" update16 0.7 ">=" "${HEAD[$t]} updates/s at 16 in flight >= 0.7x etcd puts/s"
+        target "$t" list 1 "<=" "${HEAD[$t]} list $OBJECTS in one request: time <= etcd's"
+        target "$t" listpaged 1 "<=" "${HEAD[$t]} list $OBJECTS in pages of 500: time <= etcd's"
+        target "$t" watch99 1 "<=" "${HEAD[$t]} watch p99 at $WATCHERS watchers <= etcd's"
+        target "$t" rss 1 "<" "${HEAD[$t]} slipway RSS with $OBJECTS objects < etcd's"
+    done
 }
 
 main() {
     set -m
     command -v "$ETCD" >/dev/null || { log "etcd not found (Debian: etcd-server)"; exit 1; }
     ensure_loadgen
-    local s_ok=0
+    local t slipway_ok=1
     if [[ ! -x $SLIPWAY ]]; then
-        log "== slipway: $SLIPWAY not built; skipping the slipway half"
+        log "== slipway: $SLIPWAY not built; skipping the slipway columns"
+        slipway_ok=0
     elif ! "$SLIPWAY" server --help >/dev/null 2>&1; then
-        log "== slipway: '$SLIPWAY server --help' fails (server not built yet?); skipping the slipway half"
-    elif run_target slipway; then
-        s_ok=1
-    else
-        log "== slipway half failed; its figures are n/a"
-        [[ -n ${PID[slipway]:-} ]] && stop_server slipway
+        log "== slipway: '$SLIPWAY server --help' fails (server not built yet?); skipping the slipway columns"
+        slipway_ok=0
     fi
-    run_target etcd || { log "== etcd half failed"; report "$s_ok"; exit 1; }
-    report "$s_ok"
+    for t in "${COLS[@]}"; do
+        if [[ ${KIND[$t]} == slipway && $slipway_ok == 0 ]]; then
+            FAILED[$t]=1
+        elif ! run_column "$t"; then
+            FAILED[$t]=1
+            [[ $t != etcd ]] || { log "== etcd failed: no reference for the ratios"; report; exit 1; }
+        fi
+    done
+    report
 }
 
 main "$@"
