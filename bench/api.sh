@@ -341,9 +341,13 @@ run_target() {
 }
 
 # run_column T: run_target, then stops whatever of T is left (its etcd too); status 1 if it failed.
+loadavg() { awk '{print $1}' /proc/loadavg; }
+
 run_column() {
-    local t=$1 rc=0
+    local t=$1 rc=0 load0
+    load0=$(loadavg)
     run_target "$t" || rc=1
+    R[$t.load]="$load0/$(loadavg)"   # the machine is shared: how busy it was around this column
     if ((rc)); then
         log "== $t failed; its figures are n/a"
         [[ -n ${PID[$t]:-} ]] && stop_server "$t"
@@ -445,6 +449,7 @@ report() {
     row "data dir size (MiB)" disk "lower is better; on etcd: slipway's + every member's"
     row "start, empty (ms)" start_empty "lower is better; fork to ready"
     row "start with ${OBJECTS} objects (ms)" start "lower is better; fork to ready"
+    row "load average, 1 min, start/end" load "of the machine, around each column's run"
     if [[ $ETCD_COLUMNS == 1 ]]; then
         echo "RSS of each etcd member (MiB): sw+etcd1 ${R[swetcd1.etcd_rss_each]:-n/a};" \
             "sw+etcd3 ${R[swetcd3.etcd_rss_each]:-n/a}"
