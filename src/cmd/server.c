@@ -451,9 +451,10 @@ static int run(server_flags *f)
                            .tls_key = key,
                            .client_ca = client_ca,
                            .idle_timeout = (unsigned)f->idle_timeout};
-    if ((error = sw_apiserver_start(&srv, &api, &o)) < 0)
-        goto done;
+    /* before listening: a client that sees /readyz answer finds the kubeconfig written */
     if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
+        goto done;
+    if ((error = sw_apiserver_start(&srv, &api, &o)) < 0)
         goto done;
     if (!f->no_controllers && !(f->controllers && !*f->controllers)) {
         /* The embedded controllers are API clients of this server, like any other. */
