@@ -1,6 +1,6 @@
-/* nscache: namespace existence and termination from one store watch (see nscache.h). The set is
- * a jansson object used as a string-keyed hash map ("ns" -> true when terminating), guarded by
- * one mutex; it is filled by a list and kept by the watch that starts at the list's revision. */
+/* nscache: namespace existence and termination from the server's store watch (see nscache.h).
+ * The set is a jansson object used as a string-keyed hash map ("ns" -> true when terminating),
+ * guarded by one mutex; it is filled by a list and kept by the events after the list. */
 #include "apiserver/nscache.h"
 
 #include "apiserver/object.h"
@@ -19,7 +19,7 @@ struct sw_nscache {
     pthread_mutex_t mu;
     json_t *names; /* name -> json_true() when terminating, json_false() when active */
     sw_store *store;
-    sw_store_watcher *watch;
+    char prefix[64]; /* the namespaces' keys */
     size_t prefix_len;
 };
 
@@ -36,6 +36,8 @@ static bool terminating(const char *value, size_t len)
 
 static void put(sw_nscache *c, const char *key, const char *value, size_t len, bool gone)
 {
+    if (strncmp(key, c->prefix, c->prefix_len))
+        return;
     const char *name = key + c->prefix_len;
     if (!*name || strchr(name, '/'))
         return;
@@ -50,9 +52,8 @@ static void put(sw_nscache *c, const char *key, const char *value, size_t len, b
 /* Runs on the committing writer's thread, before the write is acknowledged (SQLite), or on the
  * store's watch thread (etcd). After SW_STORE_GONE the entries may be stale: the set is dropped
  * and every lookup then reads the store until the watch has refilled it. */
-static void on_event(const sw_store_event *ev, void *payload)
+void sw_nscache_event(sw_nscache *c, const sw_store_event *ev)
 {
-    sw_nscache *c = payload;
     if (ev->type == SW_STORE_GONE) {
         pthread_mutex_lock(&c->mu);
         json_object_clear(c->names);
@@ -62,22 +63,20 @@ static void on_event(const sw_store_event *ev, void *payload)
     put(c, ev->key, ev->value, ev->value_len, ev->type == SW_STORE_DELETE);
 }
 
-int sw_nscache_new(sw_nscache **out, sw_store *store)
+int sw_nscache_new(sw_nscache **out, sw_store *store, int64_t *rev_out)
 {
-    char prefix[64];
-    sw_api_key(&sw_kind_namespace, NULL, "", prefix, sizeof(prefix));
     sw_nscache *c = sw_calloc(1, sizeof(*c));
     sw_kv_list l = {0};
     pthread_mutex_init(&c->mu, NULL);
     c->names = json_object();
     c->store = store;
-    c->prefix_len = strlen(prefix);
-    sw_store_list_opts lo = {.prefix = prefix};
+    sw_api_key(&sw_kind_namespace, NULL, "", c->prefix, sizeof(c->prefix));
+    c->prefix_len = strlen(c->prefix);
+    sw_store_list_opts lo = {.prefix = c->prefix};
     int error = sw_store_list(store, &lo, &l);
     for (size_t i = 0; error == 0 && i < l.count; i++)
         put(c, l.items[i].key, l.items[i].value, l.items[i].value_len, false);
-    if (error == 0)
-        error = sw_store_watch(store, prefix, l.rev, on_event, c, &c->watch);
+    *rev_out = l.rev;
     sw_kv_list_dispose(&l);
     if (error < 0) {
         sw_nscache_free(c);
@@ -109,8 +108,6 @@ void sw_nscache_free(sw_nscache *c)
 {
     if (!c)
         return;
-    if (c->watch)
-        sw_store_watch_cancel(c->store, c->watch);
     json_decref(c->names);
     pthread_mutex_destroy(&c->mu);
     sw_free(c);

@@ -2,6 +2,7 @@
  * readers (see watchcache.h). */
 #include "apiserver/watchcache.h"
 
+#include "apiserver/nscache.h"
 #include "apiserver/object.h"
 
 #include "util/alloc.h"
@@ -220,13 +221,15 @@ static void ring_reset(sw_watchcache *c, int64_t rev)
 static void on_event(const sw_store_event *ev, void *payload)
 {
     sw_watchcache *c = payload;
+    if (c->api->nscache)
+        sw_nscache_event(c->api->nscache, ev);
     if (ev->type == SW_STORE_GONE)
         ring_reset(c, ev->rev);
     else
         ring_push(c, ev->rev, sw_wevent_new(ev));
 }
 
-int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
+int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, int64_t after_rev)
 {
     sw_watchcache *c = sw_calloc(1, sizeof(*c));
     pthread_rwlockattr_t ra;
@@ -238,7 +241,7 @@ int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap)
     c->api = api;
     c->cap = ring_cap;
     c->ring = sw_calloc(ring_cap, sizeof(*c->ring));
-    c->floor_rev = c->last_rev = sw_store_current_revision(api->store);
+    c->floor_rev = c->last_rev = after_rev > 0 ? after_rev : sw_store_current_revision(api->store);
     int error = sw_store_watch(api->store, "/", c->floor_rev, on_event, c, &c->watch);
     if (error < 0) {
         sw_watchcache_free(c);

@@ -34,8 +34,9 @@ typedef struct sw_wevent {
     size_t value_len;
 } sw_wevent;
 
-/* Starts watching the store from its current revision. ring_cap events are kept. */
-int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap);
+/* Starts watching the store after after_rev (0: its current revision); every event also goes
+ * to api->nscache when there is one. ring_cap events are kept. */
+int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, int64_t after_rev);
 void sw_watchcache_free(sw_watchcache *c);
 /* Wakes every watcher so it can end (server shutdown). */
 void sw_watchcache_close(sw_watchcache *c);
@@ -65,8 +66,7 @@ typedef struct sw_wcursor {
 int sw_watchcache_seek(sw_watchcache *c, int64_t after_rev, sw_wcursor *cur, int64_t *floor_out);
 /* Takes up to max events at cur (refs held; unref each), waiting up to wait_ms for the first.
  * Returns the count, or SW_EGONE if cur fell out of the ring, or SW_EUNAVAILABLE when closing. */
-int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_t max,
-                       int wait_ms);
+int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_t max, int wait_ms);
 /* Newest revision seen by the cache. */
 int64_t sw_watchcache_revision(sw_watchcache *c);
 

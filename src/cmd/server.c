@@ -434,9 +434,10 @@ static int run(server_flags *f)
     snprintf(api.listen_addr, sizeof(api.listen_addr), "%s:%u", f->host, f->port);
     if ((error = sw_api_bootstrap(&api)) < 0)
         goto done;
-    if ((error = sw_nscache_new(&api.nscache, store)) < 0)
+    int64_t ns_rev = 0;
+    if ((error = sw_nscache_new(&api.nscache, store, &ns_rev)) < 0)
         goto done;
-    if ((error = sw_watchcache_new(&api.cache, &api, 8192)) < 0)
+    if ((error = sw_watchcache_new(&api.cache, &api, 8192, ns_rev)) < 0)
         goto done;
     if (f->notify_token_file &&
         (error = sw_notifier_new(&api.notifier, &api, f->notify_token_file)) < 0)
