@@ -390,9 +390,12 @@ static int merge_update(sw_api *api, const sw_kind *k, json_t **objp, const json
     return 0;
 }
 
-/* The update pipeline on a fetched current version; *objp is replaced by the result. */
+/* The update pipeline on a fetched current version; *objp is replaced by the result. With
+ * recent (cur is the store's recent copy, maybe stale) only a write whose compare succeeds is an
+ * answer: anything else fails (SW_ECONFLICT where it would not write) and the caller reads the
+ * current version and runs the pipeline again. */
 static int update_object(sw_api *api, const sw_request *req, const sw_route *rt, json_t **objp,
-                         const sw_kv *cur, bool status, stored *st)
+                         const sw_kv *cur, bool status, stored *st, bool recent)
 {
     const sw_kind *k = rt->kind;
     json_t *old = NULL;
@@ -425,11 +428,14 @@ static int update_object(sw_api *api, const sw_request *req, const sw_route *rt,
     /* an update that leaves an object being deleted without finalizers deletes it */
     if (sw_json_at(*objp, "metadata.deletionTimestamp") && finalizers_empty(*objp) &&
         (!k->removable || k->removable(*objp))) {
-        error = sw_rest_remove(api, k, key, *objp, cur->mod_rev, sw_rest_dry_run(req));
+        error = recent ? SW_ECONFLICT
+                       : sw_rest_remove(api, k, key, *objp, cur->mod_rev, sw_rest_dry_run(req));
         goto done;
     }
-    if (json_equal(*objp, old) || sw_rest_dry_run(req))
-        goto done; /* nothing changed: no write, same resourceVersion */
+    if (json_equal(*objp, old) || sw_rest_dry_run(req)) {
+        error = recent ? SW_ECONFLICT : 0; /* nothing changed: no write, same resourceVersion */
+        goto done;
+    }
     size_t len;
     char *val = sw_object_encode(*objp, &len);
     error = sw_store_update(api->store, key, val, len, cur->mod_rev, &rev);
@@ -450,6 +456,21 @@ static int fetch(sw_api *api, const sw_route *rt, sw_kv *kv)
     return sw_store_get(api->store, key, kv);
 }
 
+/* The version an update starts from: with *recent, the store's recent copy if it keeps one
+ * (*recent stays true: see update_object), else, and without, a read (*recent = false). An
+ * update then costs one store round trip, not two, as kube-apiserver's that starts from its
+ * watch cache. A dry run always reads. */
+static int fetch_current(sw_api *api, const sw_route *rt, sw_kv *kv, bool *recent)
+{
+    char key[SW_API_KEY_MAX];
+    bool verified = true;
+    sw_api_key(rt->kind, rt->ns, rt->name, key, sizeof(key));
+    int error = *recent ? sw_store_get_recent(api->store, key, kv, &verified)
+                        : sw_store_get(api->store, key, kv);
+    *recent = !verified;
+    return error;
+}
+
 void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp)
 {
     json_t *body = NULL, *obj = NULL;
@@ -468,18 +489,26 @@ void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
                              "the name of the object (%.253s) does not match the name on the URL "
                              "(%s)",
                              bname ? bname : "", rt->name);
+    bool try_recent = !sw_rest_dry_run(req);
     for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
         sw_kv cur = {0};
+        bool recent = try_recent;
         json_decref(obj);
         /* update_object consumes its input; only a retry needs the body again */
-        obj = attempt + 1 < CAS_RETRIES && !sw_object_rv(body) ? json_deep_copy(body)
-                                                               : json_incref(body);
-        error = fetch(api, rt, &cur);
+        obj = try_recent || (attempt + 1 < CAS_RETRIES && !sw_object_rv(body))
+                  ? json_deep_copy(body)
+                  : json_incref(body);
+        error = fetch_current(api, rt, &cur, &recent);
         if (error == 0)
-            error = update_object(api, req, rt, &obj, &cur, status, &st);
-        bool raced = error == SW_ECONFLICT && !sw_object_rv(body);
+            error = update_object(api, req, rt, &obj, &cur, status, &st, recent);
         sw_kv_dispose(&cur);
-        if (!raced)
+        try_recent = false;
+        if (recent && error < 0) {
+            attempt--; /* the recent copy was not current: read it, and that is the attempt */
+            error = 0;
+            continue;
+        }
+        if (error != SW_ECONFLICT || sw_object_rv(body))
             break;
         error = 0;
     }
@@ -511,12 +540,14 @@ static int apply_patch(const sw_request *req, const sw_kind *k, const json_t *cu
     return sw_patch_merge(cur, patch, out);
 }
 
+/* One patch attempt; *recent as for fetch_current (on return: the attempt started from the
+ * store's recent copy, so its failure is no answer). */
 static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt, const json_t *patch,
-                      json_t **result, sw_response *resp, stored *st)
+                      json_t **result, sw_response *resp, stored *st, bool *recent)
 {
     sw_kv cur = {0};
     json_t *old = NULL;
-    int error = fetch(api, rt, &cur);
+    int error = fetch_current(api, rt, &cur, recent);
     if (error == SW_ENOTFOUND && ctype_is(req, "application/apply-patch+yaml")) {
         /* Server-side apply of an absent object creates it, checked as a POST body is. */
         *result = json_deep_copy(patch);
@@ -545,7 +576,7 @@ static int patch_once(sw_api *api, const sw_request *req, const sw_route *rt, co
     if (error == 0)
         error = check_namespace(rt, *result);
     if (error == 0)
-        error = update_object(api, req, rt, result, &cur, !strcmp(rt->sub, "status"), st);
+        error = update_object(api, req, rt, result, &cur, !strcmp(rt->sub, "status"), st, *recent);
     json_decref(old);
     sw_kv_dispose(&cur);
     return error;
@@ -570,10 +601,18 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
     bool pinned =
         error == 0 && json_is_object(patch) && sw_json_str_at(patch, "metadata.resourceVersion");
     resp->status = 200;
+    bool try_recent = !sw_rest_dry_run(req);
     for (int attempt = 0; error == 0 && attempt < CAS_RETRIES; attempt++) {
+        bool recent = try_recent;
         json_decref(result);
         result = NULL;
-        error = patch_once(api, req, rt, patch, &result, resp, &st);
+        error = patch_once(api, req, rt, patch, &result, resp, &st, &recent);
+        try_recent = false;
+        if (recent && error < 0) {
+            attempt--; /* as in sw_rest_update */
+            error = 0;
+            continue;
+        }
         if (error != SW_ECONFLICT || pinned)
             break;
         error = 0;
@@ -644,7 +683,7 @@ int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status
     if (error == 0)
         error = fetch(api, &rt, &cur);
     if (error == 0)
-        error = update_object(api, &req, &rt, objp, &cur, status, NULL);
+        error = update_object(api, &req, &rt, objp, &cur, status, NULL, false);
     if (error == SW_ECONFLICT)
         conflict_message(k, rt.name);
     sw_kv_dispose(&cur);

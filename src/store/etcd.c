@@ -11,6 +11,8 @@
  * responses are not used at all). */
 #include "store/store.h"
 
+#include "store/recent.h"
+
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -39,7 +41,10 @@
 #define ET_HEALTH_CACHE_MS 1000
 #define ET_HISTORY_WAIT_MS 30000   /* a new watch's history to arrive (8,300 events: 1 s, ASan) */
 #define ET_HEALTH_TIMEOUT_MS 2000L /* per endpoint: /readyz answers within a few seconds */
-#define ET_COMPACT_KEY "compact_rev_key" /* kube-apiserver's, outside any prefix */
+#define ET_COMPACT_KEY "compact_rev_key"     /* kube-apiserver's, outside any prefix */
+#define ET_RECENT_SLOTS 16384                /* keys whose latest version updates start from */
+#define ET_RECENT_VALUE ((size_t)256 * 1024) /* larger values are read before an update */
+#define ET_RECENT_BYTES ((size_t)64 * 1024 * 1024)
 
 typedef struct et_store {
     sw_store base;
@@ -50,6 +55,7 @@ typedef struct et_store {
     size_t prefix_len;
     char *cafile, *certfile, *keyfile;
     sw_httpc_pool *pool;
+    sw_recent *recent;         /* latest versions seen: updates start from them, see get_recent */
     _Atomic int64_t max_rev;   /* newest revision seen in any response */
     _Atomic int64_t compacted; /* newest compaction known to this process */
     pthread_mutex_t cmu;       /* compact_version, health cache */
@@ -382,7 +388,27 @@ static int et_get(sw_store *base, const char *key, sw_kv *out)
     json_t *kv = json_array_get(json_object_get(resp, "kvs"), 0);
     error = kv ? kv_from_json(s, kv, out) : sw_error_set(SW_ENOTFOUND, "store: %s not found", key);
     json_decref(resp);
+    if (error == 0)
+        sw_recent_put(s->recent, key, out->value, out->value_len, out->mod_rev, out->create_rev);
+    else if (error == SW_ENOTFOUND)
+        sw_recent_drop(s->recent, key, 0);
     return error;
+}
+
+static int et_get_recent(sw_store *base, const char *key, sw_kv *out)
+{
+    return sw_recent_get(((et_store *)base)->recent, key, out);
+}
+
+/* What a failed compare showed of the key: the newest version, or that it is gone. */
+static void recent_see_failure(et_store *s, const char *key, const json_t *kv)
+{
+    sw_kv cur = {0};
+    if (!kv)
+        sw_recent_drop(s->recent, key, 0);
+    else if (kv_from_json(s, kv, &cur) == 0)
+        sw_recent_put(s->recent, key, cur.value, cur.value_len, cur.mod_rev, cur.create_rev);
+    sw_kv_dispose(&cur);
 }
 
 static int64_t et_current_revision(sw_store *base);
@@ -506,6 +532,8 @@ static int et_create(sw_store *base, const char *key, const char *value, size_t 
             error = sw_error_set(SW_EEXISTS, "store: %s exists", key);
     }
     json_decref(resp);
+    if (error == 0)
+        sw_recent_put(s->recent, key, value, len, rev, rev);
     if (error == 0 && rev_out)
         *rev_out = rev;
     return error;
@@ -533,6 +561,7 @@ static int et_update(sw_store *base, const char *key, const char *value, size_t 
     int64_t rev = jnum(json_object_get(resp, "header"), "revision");
     if (!json_is_true(json_object_get(resp, "succeeded"))) {
         json_t *kv = txn_failure_kv(resp);
+        recent_see_failure(s, key, kv);
         if (!kv)
             error = sw_error_set(SW_ENOTFOUND, "store: %s not found", key);
         else if (resent && jnum(kv, "mod_revision") > expected_rev && kv_value_is(kv, value, len))
@@ -542,6 +571,8 @@ static int et_update(sw_store *base, const char *key, const char *value, size_t 
                                  key, (long long)jnum(kv, "mod_revision"), (long long)expected_rev);
     }
     json_decref(resp);
+    if (error == 0)
+        sw_recent_put(s->recent, key, value, len, rev, 0);
     if (error == 0 && rev_out)
         *rev_out = rev;
     return error;
@@ -561,12 +592,15 @@ static int et_del(sw_store *base, const char *key, int64_t expected_rev, int64_t
     int64_t rev = jnum(json_object_get(resp, "header"), "revision");
     if (!json_is_true(json_object_get(resp, "succeeded"))) {
         json_t *kv = txn_failure_kv(resp);
+        recent_see_failure(s, key, kv);
         if (!kv && !resent)
             error = sw_error_set(SW_ENOTFOUND, "store: %s not found", key);
         else if (kv)
             error = sw_error_set(SW_ECONFLICT, "store: %s was modified (revision %lld, not %lld)",
                                  key, (long long)jnum(kv, "mod_revision"), (long long)expected_rev);
         /* absent after an attempt of unknown outcome: that attempt deleted it */
+    } else {
+        sw_recent_drop(s->recent, key, 0);
     }
     json_decref(resp);
     if (error == 0 && rev_out)
@@ -634,6 +668,10 @@ static void deliver(sw_store_watcher *w, const json_t *ev)
             e.prev_value_len = old.value_len;
         }
     }
+    if (is_delete)
+        sw_recent_drop(w->s->recent, cur.key, rev);
+    else
+        sw_recent_refresh(w->s->recent, cur.key, cur.value, cur.value_len, rev, cur.create_rev);
     w->fn(&e, w->payload);
     covered_set(w, rev);
     sw_kv_dispose(&cur);
@@ -1035,6 +1073,7 @@ static void et_close(sw_store *base)
     sw_free(s->cafile);
     sw_free(s->certfile);
     sw_free(s->keyfile);
+    sw_recent_free(s->recent);
     pthread_mutex_destroy(&s->cmu);
     sw_free(s);
 }
@@ -1054,6 +1093,7 @@ static const struct sw_store_ops et_ops = {
     .compacted_revision = et_compacted_revision,
     .health = et_health,
     .close = et_close,
+    .get_recent = et_get_recent,
 };
 
 /* "h:p,h:p" or URLs into endpoint base URLs. */
@@ -1096,6 +1136,7 @@ int sw_store_etcd_open(sw_store **out, const sw_etcd_opts *o)
     s->certfile = o->certfile ? sw_strdup(o->certfile) : NULL;
     s->keyfile = o->keyfile ? sw_strdup(o->keyfile) : NULL;
     s->pool = sw_httpc_pool_new(ET_POOL, ET_POOL);
+    s->recent = sw_recent_new(ET_RECENT_SLOTS, ET_RECENT_VALUE, ET_RECENT_BYTES);
     int error = parse_endpoints(s, o->endpoints ? o->endpoints : "",
                                 o->cafile || o->certfile || o->keyfile);
     json_t *resp = NULL;

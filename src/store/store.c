@@ -8,6 +8,15 @@ int sw_store_get(sw_store *s, const char *key, sw_kv *out)
     return s->ops->get(s, key, out);
 }
 
+int sw_store_get_recent(sw_store *s, const char *key, sw_kv *out, bool *verified)
+{
+    *verified = false;
+    if (s->ops->version >= 3 && s->ops->get_recent && s->ops->get_recent(s, key, out) == 0)
+        return 0;
+    *verified = true;
+    return s->ops->get(s, key, out);
+}
+
 int sw_store_list(sw_store *s, const sw_store_list_opts *opts, sw_kv_list *out)
 {
     return s->ops->list(s, opts, out);

@@ -92,9 +92,14 @@ struct sw_store_ops {
      * or cannot be reached; SQLite: its last write failed on the disk). Cheap: cached ~1 s. */
     int (*health)(sw_store *s);
     void (*close)(sw_store *s);
+    /* Since version 3, optional (NULL: none). The latest version of key this process has seen,
+     * without a read: it may be stale (another server wrote since), so it is only a starting
+     * point for an update or delete that compares on its mod_rev. SW_ENOTFOUND when none is
+     * kept (the caller reads with get). */
+    int (*get_recent)(sw_store *s, const char *key, sw_kv *out);
 };
 
-#define SW_STORE_OPS_VERSION 2
+#define SW_STORE_OPS_VERSION 3
 
 /* Every backend's handle starts with this header. */
 struct sw_store {
@@ -119,6 +124,10 @@ int sw_store_etcd_open(sw_store **out, const sw_etcd_opts *opts);
 
 /* Thin dispatchers so callers write sw_store_get(s, ...). */
 int sw_store_get(sw_store *s, const char *key, sw_kv *out);
+/* get_recent when the backend has it and keeps key (*verified = false: compare on mod_rev and
+ * read again with get before trusting anything but a successful compare), else get (*verified
+ * = true). */
+int sw_store_get_recent(sw_store *s, const char *key, sw_kv *out, bool *verified);
 int sw_store_list(sw_store *s, const sw_store_list_opts *opts, sw_kv_list *out);
 int sw_store_create(sw_store *s, const char *key, const char *value, size_t len, int64_t *rev_out);
 int sw_store_update(sw_store *s, const char *key, const char *value, size_t len,

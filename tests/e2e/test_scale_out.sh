@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_scale_out: a three-member etcd cluster (Debian's etcd, loopback ports) and three slipway
 # servers on it, as docs/scale-out.md sets them up. Checked: every server sees the others'
-# writes; a watch on one server gets the writes made through the other two in revision order,
-# exactly once; exactly one server's controllers act (one import per stream change), and when
+# writes, and an update through one server right after another's is never lost to the first
+# server's stale copy; a watch on one server gets the writes made through the other two in
+# revision order, exactly once; exactly one server's controllers act (one import per stream change), and when
 # the leader is killed another takes over within leaseDuration + retryPeriod (and imports once);
 # kill -9 of an etcd member and of a server, three times, during acknowledged writes loses no
 # acknowledged write, revisions only increase, and a watch that resumes on another server sees
@@ -128,8 +129,14 @@ done
 expect_eq "a list through server 2 has all three" "from-1 from-2 from-3" \
     "$(k 2 get configmaps -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | grep '^from-' | xargs)"
 
+# ---- an update starts from the server's recent copy, and a stale copy never wins ----
+expect_ok "create cm pp" k 1 create configmap pp --from-literal=a=x
+expect_ok "200 rounds: x through server 1, y through 2, x again through 1 holds x" \
+    /usr/bin/python3 "$TOOLS/scaleout.py" pingpong --servers "$(URL 1),$(URL 2)" --token "$TOKEN" \
+    --prefix pp --count 200
+
 # ---- a watch on server 1 gets the writes through servers 2 and 3, in order, once ----
-R0=$(k 1 get configmap from-3 -o jsonpath='{.metadata.resourceVersion}')
+R0=$(k 1 get configmap pp -o jsonpath='{.metadata.resourceVersion}') # the newest write
 /usr/bin/python3 "$TOOLS/scaleout.py" watch --servers "$(URL 1)" --token "$TOKEN" \
     --from-rv "$R0" --expect 30 --timeout 60 >"$SW_TMP/watch1.out" 2>"$SW_TMP/watch1.err" &
 WPID=$!

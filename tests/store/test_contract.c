@@ -978,6 +978,86 @@ static void test_sqlite_bad_path(void **state)
     assert_true(strstr(sw_error_msg(), "/nonexistent-dir/") != NULL);
 }
 
+/* get_recent: the latest version this handle saw, or (no cache, or not kept) a read. With one
+ * writer it is always the current one; a deleted key is not handed out from a cache. */
+static void test_get_recent(void **state)
+{
+    sw_store *s = ((fixture *)*state)->s;
+    sw_kv kv;
+    bool verified = false;
+    int64_t r1 = put_new(s, "/t/a", "v1");
+    assert_int_equal(sw_store_get_recent(s, "/t/a", &kv, &verified), 0);
+    assert_string_equal(kv.value, "v1");
+    assert_int_equal(kv.mod_rev, r1);
+    assert_int_equal(kv.create_rev, r1);
+    sw_kv_dispose(&kv);
+    int64_t r2 = put(s, "/t/a", "v2", r1);
+    assert_int_equal(sw_store_get_recent(s, "/t/a", &kv, &verified), 0);
+    assert_string_equal(kv.value, "v2");
+    assert_int_equal(kv.mod_rev, r2);
+    assert_int_equal(kv.create_rev, r1); /* kept from the create: an update's reply lacks it */
+    sw_kv_dispose(&kv);
+    del(s, "/t/a", r2);
+    assert_int_equal(sw_store_get_recent(s, "/t/a", &kv, &verified), SW_ENOTFOUND);
+    assert_true(verified);
+    assert_int_equal(sw_store_get_recent(s, "/t/never", &kv, &verified), SW_ENOTFOUND);
+    assert_true(verified);
+}
+
+/* etcd, two handles as two servers: the recent copy goes stale when the other writes; a compare
+ * on it fails and shows the current version, which is then the recent copy; a watch on the
+ * handle refreshes it without a compare failing. */
+static void test_etcd_recent_stale(void **state)
+{
+    fixture *f = *state;
+    sw_store *a = f->s, *b = NULL;
+    sw_kv kv;
+    bool verified = true;
+    assert_int_equal(g_backend->open(f->ctx, &b), 0);
+    int64_t r1 = put_new(a, "/t/a", "v1");
+    int64_t r2 = put(b, "/t/a", "v2", r1);
+    assert_int_equal(sw_store_get_recent(a, "/t/a", &kv, &verified), 0);
+    assert_false(verified);
+    assert_string_equal(kv.value, "v1"); /* stale: b wrote since */
+    assert_int_equal(sw_store_update(a, "/t/a", "v3", 2, kv.mod_rev, NULL), SW_ECONFLICT);
+    sw_kv_dispose(&kv);
+    assert_int_equal(sw_store_get_recent(a, "/t/a", &kv, &verified), 0);
+    assert_string_equal(kv.value, "v2"); /* what the failed compare showed */
+    assert_int_equal(kv.mod_rev, r2);
+    assert_int_equal(kv.create_rev, r1);
+    sw_kv_dispose(&kv);
+
+    /* With a watch on a, b's writes reach a's copy. */
+    recorder rec;
+    rec_init(&rec);
+    sw_store_watcher *w = NULL;
+    assert_int_equal(sw_store_watch(a, "/", r2, rec_fn, &rec, &w), 0);
+    int64_t r3 = put(b, "/t/a", "v3", r2);
+    for (int i = 0; i < 500; i++) {
+        assert_int_equal(sw_store_get_recent(a, "/t/a", &kv, &verified), 0);
+        bool fresh = kv.mod_rev == r3;
+        if (fresh)
+            assert_string_equal(kv.value, "v3");
+        sw_kv_dispose(&kv);
+        if (fresh)
+            break;
+        usleep(10 * 1000);
+        assert_true(i < 499);
+    }
+    del(b, "/t/a", r3);
+    for (int i = 0; i < 500; i++) {
+        int error = sw_store_get_recent(a, "/t/a", &kv, &verified);
+        if (error == SW_ENOTFOUND)
+            break;
+        sw_kv_dispose(&kv);
+        usleep(10 * 1000);
+        assert_true(i < 499);
+    }
+    sw_store_watch_cancel(a, w);
+    rec_dispose(&rec);
+    sw_store_close(b);
+}
+
 #define CONTRACT(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 static int run_contract(const contract_backend *b)
@@ -998,6 +1078,7 @@ static int run_contract(const contract_backend *b)
         CONTRACT(test_reopen),
         CONTRACT(test_watch_prefix_isolation),
         CONTRACT(test_limits),
+        CONTRACT(test_get_recent),
     };
     g_backend = b;
     return cmocka_run_group_tests_name(b->name, tests, NULL, NULL);
@@ -1013,5 +1094,9 @@ int main(void)
     int failed = run_contract(&sqlite_backend);
     failed += cmocka_run_group_tests_name("sqlite", sqlite_tests, NULL, NULL);
     failed += run_contract(&etcd_backend);
+    const struct CMUnitTest etcd_tests[] = {
+        CONTRACT(test_etcd_recent_stale),
+    };
+    failed += cmocka_run_group_tests_name("etcd", etcd_tests, NULL, NULL);
     return failed;
 }

@@ -10,6 +10,11 @@ watch: follows the ConfigMaps of NS from resourceVersion FROM through one server
   server goes away resumes on the next one from the last event seen (what an informer does).
   Prints one line per event "<TYPE> <name> <resourceVersion> <server index>" until it has seen
   EXPECT distinct ADDED names or TIMEOUT passes; an ERROR event is printed and ends it.
+pingpong: COUNT rounds on ConfigMap PREFIX through the first two servers A and B: A writes
+  data.a=x, B writes y, and at once A writes x again (a PUT without resourceVersion, then a merge
+  patch, by turns); a quorum read through B must then show x. A server that started from its
+  recent copy of the object (x, stale after B's write) and took the write for "nothing
+  changed" would leave y. Exits non-zero at the first such round.
 """
 
 import argparse
@@ -82,6 +87,40 @@ def write(a):
             time.sleep(a.pause)
 
 
+def pingpong(a):
+    servers = a.servers.split(",")
+    ca, cb = conn(servers[0], 10), conn(servers[1], 10)  # kept alive: rounds follow closely
+    path = "/api/v1/namespaces/%s/configmaps/%s" % (a.ns, a.prefix)
+
+    def send(c, method, body, ctype="application/json"):
+        hdrs = {"Authorization": "Bearer " + a.token, "Accept": "application/json",
+                "Content-Type": ctype}
+        c.request(method, path, body=json.dumps(body).encode() if body else None, headers=hdrs)
+        r = c.getresponse()
+        data = r.read()
+        if r.status != 200:
+            sys.exit("%s %s: %d %s" % (method, path, r.status, data[:200]))
+        return json.loads(data)
+
+    def full(v):
+        return {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": a.prefix, "namespace": a.ns}, "data": {"a": v}}
+
+    for i in range(a.count):
+        send(ca, "PUT", full("x"))
+        send(cb, "PUT", full("y"))
+        if i % 2:
+            got = send(ca, "PATCH", {"data": {"a": "x"}}, "application/merge-patch+json")
+        else:
+            got = send(ca, "PUT", full("x"))
+        now = send(cb, "GET", None)
+        if now["data"]["a"] != "x":
+            sys.exit("round %d: A answered %s at %s but the object holds %s at %s" % (
+                i, got["data"]["a"], got["metadata"]["resourceVersion"], now["data"]["a"],
+                now["metadata"]["resourceVersion"]))
+    print("rounds=%d" % a.count)
+
+
 def watch(a):
     servers = a.servers.split(",")
     k = a.start % len(servers)
@@ -128,7 +167,7 @@ def watch(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["write", "watch"])
+    p.add_argument("mode", choices=["write", "watch", "pingpong"])
     p.add_argument("--servers", required=True)
     p.add_argument("--token", required=True)
     p.add_argument("--ns", default="default")
@@ -140,7 +179,7 @@ def main():
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--timeout", type=float, default=120)
     a = p.parse_args()
-    write(a) if a.mode == "write" else watch(a)
+    {"write": write, "watch": watch, "pingpong": pingpong}[a.mode](a)
 
 
 if __name__ == "__main__":
