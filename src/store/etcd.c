@@ -11,6 +11,7 @@
  * responses are not used at all). */
 #include "store/store.h"
 
+#include "store/etcdscan.h"
 #include "store/recent.h"
 
 #include "util/alloc.h"
@@ -225,10 +226,17 @@ static void tls_opts(const et_store *s, CURL *c)
 
 enum { ET_SENT_NOT = 0, ET_SENT_MAYBE = 1 };
 
-/* One POST to one endpoint. 0 with *out (HTTP 200), SW_EUNAVAILABLE for a transport failure or
- * a 503 (*sent says whether the request may have reached etcd), or the gateway's error. */
+/* A reader of a 200 reply's text that skips jansson (0), or declines (then jansson parses). */
+typedef struct et_fast {
+    int (*read)(const char *text, size_t len, void *ctx);
+    void *ctx;
+} et_fast;
+
+/* One POST to one endpoint. 0 with *out (HTTP 200; NULL when fast read it), SW_EUNAVAILABLE
+ * for a transport failure or a 503 (*sent says whether the request may have reached etcd), or
+ * the gateway's error. */
 static int post_once(et_store *s, size_t ep, const char *path, const char *body, size_t blen,
-                     long timeout_ms, json_t **out, int *sent)
+                     long timeout_ms, json_t **out, int *sent, const et_fast *fast)
 {
     char url[512];
     snprintf(url, sizeof(url), "%s%s", s->eps[ep], path);
@@ -258,6 +266,8 @@ static int post_once(et_store *s, size_t ep, const char *path, const char *body,
             sw_buf_error(&resp)
                 ? sw_error_set(SW_ELIMIT, "etcd: response over %zu bytes", (size_t)ET_RESP_MAX)
                 : sw_error_set(SW_EUNAVAILABLE, "etcd %s: %s", s->eps[ep], curl_easy_strerror(rc));
+    } else if (status == 200 && fast && fast->read(sw_buf_cstr(&resp), resp.len, fast->ctx) == 0) {
+        j = NULL;
     } else if (sw_json_parse(sw_buf_cstr(&resp), resp.len, SW_JSON_MAX_DEPTH, 0, &j) < 0 ||
                !json_is_object(j)) {
         *sent = ET_SENT_MAYBE;
@@ -287,7 +297,8 @@ static int post_once(et_store *s, size_t ep, const char *path, const char *body,
         json_decref(j);
         return error;
     }
-    max_rev_see(s, jnum(json_object_get(j, "header"), "revision"));
+    if (j)
+        max_rev_see(s, jnum(json_object_get(j, "header"), "revision"));
     *out = j;
     return 0;
 }
@@ -296,7 +307,7 @@ static int post_once(et_store *s, size_t ep, const char *path, const char *body,
  * writes (which are safe to send again) move on after any unavailability; *resent says a write
  * went out again after an attempt whose outcome is unknown. Steals req. */
 static int call_within(et_store *s, const char *path, json_t *req, long timeout_ms, json_t **out,
-                       bool *resent)
+                       bool *resent, const et_fast *fast)
 {
     size_t blen = 0;
     char *body = sw_json_dumps(req, &blen);
@@ -309,7 +320,7 @@ static int call_within(et_store *s, const char *path, json_t *req, long timeout_
         int sent = ET_SENT_NOT;
         if (resent)
             *resent = maybe;
-        error = post_once(s, ep, path, body, blen, timeout_ms, out, &sent);
+        error = post_once(s, ep, path, body, blen, timeout_ms, out, &sent, fast);
         if (error != SW_EUNAVAILABLE) {
             if (i)
                 atomic_store(&s->cur, ep);
@@ -323,7 +334,7 @@ static int call_within(et_store *s, const char *path, json_t *req, long timeout_
 
 static int call(et_store *s, const char *path, json_t *req, json_t **out, bool *resent)
 {
-    return call_within(s, path, req, ET_TIMEOUT_MS, out, resent);
+    return call_within(s, path, req, ET_TIMEOUT_MS, out, resent, NULL);
 }
 
 static json_t *op_range(json_t *key)
@@ -413,7 +424,21 @@ static void recent_see_failure(et_store *s, const char *key, const json_t *kv)
 
 static int64_t et_current_revision(sw_store *base);
 
-/* One Range of at most limit keys from start (base64) to end at rev (0: latest). */
+typedef struct page_read {
+    const et_store *s;
+    sw_kv_list *out;
+    int64_t rev;
+    bool more;
+} page_read;
+
+static int page_scan(const char *text, size_t len, void *ctx)
+{
+    page_read *p = ctx;
+    return sw_etcdscan_range(text, len, p->s->prefix, p->s->prefix_len, p->out, &p->rev, &p->more);
+}
+
+/* One Range of at most limit keys from start (base64) to end at rev (0: latest). The reply is
+ * read by etcdscan, or by jansson when etcdscan declines it. */
 static int range_page(et_store *s, json_t *start, json_t *end, int64_t rev, size_t limit,
                       sw_kv_list *out, int64_t *rev_out, bool *more)
 {
@@ -423,9 +448,17 @@ static int range_page(et_store *s, json_t *start, json_t *end, int64_t rev, size
         json_object_set_new(req, "revision", jrev(rev));
     if (limit > 0)
         json_object_set_new(req, "limit", jrev((int64_t)limit));
-    int error = call(s, "/v3/kv/range", req, &resp, NULL);
+    page_read pr = {.s = s, .out = out};
+    et_fast fast = {page_scan, &pr};
+    int error = call_within(s, "/v3/kv/range", req, ET_TIMEOUT_MS, &resp, NULL, &fast);
     if (error < 0)
         return error;
+    if (!resp) {
+        max_rev_see(s, pr.rev);
+        *rev_out = pr.rev;
+        *more = pr.more;
+        return 0;
+    }
     json_t *kvs = json_object_get(resp, "kvs");
     size_t n = json_array_size(kvs);
     out->items = sw_realloc(out->items, (out->count + n + 1) * sizeof(*out->items));
@@ -1052,7 +1085,7 @@ static int et_health(sw_store *base)
     json_t *resp = NULL;
     json_t *req = json_pack("{s:o,s:b}", "key", jbytes(ET_COMPACT_KEY, strlen(ET_COMPACT_KEY)),
                             "count_only", 1);
-    int error = call_within(s, "/v3/kv/range", req, ET_HEALTH_TIMEOUT_MS, &resp, NULL);
+    int error = call_within(s, "/v3/kv/range", req, ET_HEALTH_TIMEOUT_MS, &resp, NULL, NULL);
     json_decref(resp);
     pthread_mutex_lock(&s->cmu);
     s->health_ms = sw_time_mono_ms();
