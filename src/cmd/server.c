@@ -319,6 +319,18 @@ static bool loopback(const char *host)
 
 /* A random secret kept in DIR/<file> (hex), so tokens survive restarts: the admin token
  * (DIR/token) and the key build tokens are signed with (DIR/build-token.key). */
+/* Every file slipway writes there is 0600, but a directory others may enter still shows them
+ * its names, and an older run's files may be wider: say so once at start. */
+static void warn_open_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && (st.st_mode & 077))
+        sw_log(SW_LOG_WARN,
+               "data directory %s is open to other users (mode %04o): it holds the store with "
+               "every Secret; chmod 700 it",
+               dir, (unsigned)(st.st_mode & 07777));
+}
+
 static int load_secret(const char *dir, const char *file, char *tok, size_t n)
 {
     char path[4096], *text = NULL;
@@ -392,6 +404,7 @@ static int run(server_flags *f)
         return sw_error_set(SW_ERROR, "cannot create %s: %s", f->cert_dir, strerror(errno));
     if (mkdir(f->data_dir, 0700) < 0 && errno != EEXIST)
         return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, strerror(errno));
+    warn_open_dir(f->data_dir);
     if ((error = load_secret(f->data_dir, "token", token, sizeof(token))) < 0 ||
         (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0)
         return error;

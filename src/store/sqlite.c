@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SQ_MAX_KEY 1024                                     /* bytes, like etcd's practical limit */
@@ -243,6 +244,31 @@ static int sq_lock_path(const char *path, int *fd_out)
         return sw_error_set(SW_ERROR, "store: lock %s: %s", lock, strerror(e));
     }
     *fd_out = fd;
+    return 0;
+}
+
+/* The database, its WAL and shared-memory index hold every Secret: 0600 whatever the umask.
+ * SQLite gives the WAL and -shm the database file's mode, so the database is created here
+ * (an empty file is a new database) and files of an older, laxer run are narrowed. */
+static int sq_private_files(const char *path)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    char f[4096];
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        int n = snprintf(f, sizeof(f), "%s%s", path, suffixes[i]);
+        if (n < 0 || (size_t)n >= sizeof(f))
+            return sw_error_set(SW_EINVALID, "store: database path too long");
+        int fd = open(f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (i == 0 ? O_CREAT : 0), 0600);
+        if (fd < 0 && errno == ENOENT)
+            continue;
+        if (fd < 0 || fchmod(fd, 0600) < 0) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return sw_error_set(SW_ERROR, "store: %s: %s", f, strerror(e));
+        }
+        close(fd);
+    }
     return 0;
 }
 
@@ -1237,6 +1263,8 @@ int sw_store_sqlite_open(sw_store **out, const char *path, const sw_sqlite_opts 
     pthread_cond_init(&s->pool_cv, NULL);
     pthread_mutex_init(&s->compact_mu, NULL);
     int err = sq_lock_path(path, &s->lock_fd);
+    if (err == 0)
+        err = sq_private_files(path);
     if (err == 0)
         err = sq_setup_writer(s, path, opts);
     for (int i = 0; i < SQ_READERS && err == 0; i++) {
