@@ -38,7 +38,7 @@ static void setup(void)
     snprintf(path, sizeof(path), "%s/state.db", tmpl);
     sw_sqlite_opts o = {.sync_full = false};
     if (sw_store_sqlite_open(&api.store, path, &o) < 0 || sw_api_bootstrap(&api) < 0 ||
-        sw_watchcache_new(&api.cache, &api, 64) < 0)
+        sw_watchcache_new(&api.cache, &api, 64, 1u << 20, 0) < 0)
         abort();
     api.kctx.image_registry = "registry.local:5000";
 }
@@ -83,9 +83,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sw_free(text);
         return 0;
     }
-    sw_request req = {.method = text, .path = space + 1, .content_type = nl1 + 1,
-                      .accept = "application/json", .body = nl2 + 1,
-                      .body_len = size - (size_t)(nl2 + 1 - text), .query = lookup, .conn = &q};
+    sw_request req = {.method = text,
+                      .path = space + 1,
+                      .content_type = nl1 + 1,
+                      .accept = "application/json",
+                      .body = nl2 + 1,
+                      .body_len = size - (size_t)(nl2 + 1 - text),
+                      .query = lookup,
+                      .conn = &q};
     sw_response resp;
     sw_response_init(&resp);
     if (sw_discovery_matches(req.path))

@@ -1,5 +1,6 @@
 /* buildauth: what a build-scoped token (kinds/buildtoken.c) may do: read its own Build and its
- * uploaded source, and write that Build's details. Anything else is 403. */
+ * uploaded source, and write that Build's details (anything else is 403); and whether a
+ * webhook call's secret is good, judged before its body is read. */
 #include "apiserver/api.h"
 
 #include "kinds/build.h"
@@ -42,4 +43,26 @@ int sw_api_build_token_check(sw_api *api, const char *token, const char *method,
                         "a build token may only read build %s/%s and its source, and write its "
                         "details",
                         ns, name);
+}
+
+int sw_api_webhook_check(sw_api *api, const char *path)
+{
+    static const char prefix[] = "/apis/build.openshift.io/v1/namespaces/";
+    char part[6][256];
+    const char *p = sw_str_prefix(path, prefix) ? path + sizeof(prefix) - 1 : NULL;
+    for (size_t i = 0; p && i < 6; i++) {
+        size_t len = strcspn(p, "/");
+        if (len == 0 || len >= sizeof(part[i]))
+            return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+        memcpy(part[i], p, len);
+        part[i][len] = '\0';
+        p = p[len] ? p + len + 1 : NULL;
+        if (!p && i < 5)
+            return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    }
+    /* part: ns, "buildconfigs", bc, "webhooks", secret, type */
+    sw_objects *o = sw_api_objects_new(api);
+    bool ok = sw_build_webhook_allowed(o, part[0], part[2], part[4], part[5]);
+    sw_api_objects_free(o);
+    return ok ? 0 : sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
 }

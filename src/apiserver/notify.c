@@ -108,7 +108,8 @@ static int parse_events(sw_notifier *n, const json_t *env)
         p.deleted = sw_str_eq(action, "delete");
         if (p.deleted) {
             /* a manifest deleted by digest; a deleted tag (target.tag) leaves the image */
-            if (!repo || (tag && *tag) || !sw_ref_digest_valid(sw_json_str_at(ev, "target.digest") ?: ""))
+            if (!repo || (tag && *tag) ||
+                !sw_ref_digest_valid(sw_json_str_at(ev, "target.digest") ?: ""))
                 continue;
             tag = "";
         } else if (!sw_str_eq(action, "push") || !repo || !tag || !*tag) {
@@ -129,6 +130,11 @@ static int parse_events(sw_notifier *n, const json_t *env)
         queued++;
     }
     return (int)queued;
+}
+
+bool sw_notify_authorized(const sw_notifier *n, const char *auth)
+{
+    return n && token_ok(n, auth);
 }
 
 void sw_notify_handle(sw_notifier *n, const sw_request *req, const char *auth, sw_response *resp)
@@ -379,13 +385,12 @@ static void mark_deleted(sw_objects *o, const char *ns, const char *name, const 
             int64_t gen = 0;
             const char *tag = sw_json_str_at(st, "tag") ?: "";
             if (!sw_json_int_at(sw_imagestream_spec_tag(stream, tag), "generation", &gen))
-                sw_json_int_at(json_array_get(json_object_get(st, "items"), 0), "generation",
-                               &gen);
+                sw_json_int_at(json_array_get(json_object_get(st, "items"), 0), "generation", &gen);
             json_object_set_new(st, "conditions",
                                 json_pack("[{s:s, s:s, s:s, s:s, s:s, s:I}]", "type",
-                                          "ImportSuccess", "status", "False",
-                                          "lastTransitionTime", now, "reason", "NotFound",
-                                          "message", msg, "generation", (json_int_t)gen));
+                                          "ImportSuccess", "status", "False", "lastTransitionTime",
+                                          now, "reason", "NotFound", "message", msg, "generation",
+                                          (json_int_t)gen));
             json_array_append_new(marked, json_string(tag));
         }
         if (json_array_size(marked))
@@ -394,11 +399,11 @@ static void mark_deleted(sw_objects *o, const char *ns, const char *name, const 
         {
             char text[900];
             snprintf(text, sizeof(text), "tag %s: %s", json_string_value(st), msg);
-            json_t *ev = sw_event_new(saved, "Warning", "ImageDeleted", "slipway-registry-notify",
-                                      text);
+            json_t *ev =
+                sw_event_new(saved, "Warning", "ImageDeleted", "slipway-registry-notify", text);
             if (o->create(o, &sw_kind_event, ev, NULL) < 0)
-                sw_log(SW_LOG_WARN, "cannot record the deletion of %s in %s/%s: %s", p->digest,
-                       ns, name, sw_error_msg());
+                sw_log(SW_LOG_WARN, "cannot record the deletion of %s in %s/%s: %s", p->digest, ns,
+                       name, sw_error_msg());
             json_decref(ev);
         }
         if (json_array_size(marked) && error == 0)

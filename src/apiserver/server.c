@@ -3,6 +3,7 @@
 
 #include "apiserver/tls.h"
 
+#include "apiserver/connlimit.h"
 #include "apiserver/notify.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/watchcache.h"
@@ -38,11 +39,15 @@ struct sw_apiserver {
     pthread_cond_t drained; /* CLOCK_MONOTONIC: active reached 0 */
     bool stopping;
     int active; /* requests begun and not completed (under mu) */
+    sw_connlimit *limit;
+    uint64_t body_bytes; /* atomic: request bytes all connections hold in memory */
 };
 
 #define DRAIN_MS 5000 /* how long a stop waits for requests in progress to be answered */
 
 #define MAX_UPLOAD (2ULL * 1024 * 1024 * 1024)
+/* A request no credential vouches for (/healthz, /version...) needs no body to speak of. */
+#define MAX_ANONYMOUS_BODY (16u * 1024)
 
 typedef struct conn_ctx {
     sw_buf body;
@@ -54,6 +59,8 @@ typedef struct conn_ctx {
     int upload_errno; /* the upload could not be stored: why */
     bool upload;      /* an upload (start_upload), whatever became of its file */
     bool answered;    /* reject_early replied from the headers */
+    bool over_budget; /* the bodies in flight together hold all the server allows */
+    uint64_t held;    /* what this body adds to body_bytes */
 } conn_ctx;
 
 /* Binary build uploads are streamed to <data dir>/uploads, never held in memory. Only called
@@ -155,14 +162,24 @@ static bool health_path(const char *url)
     return false;
 }
 
-/* 0, or SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
+/* From the request's headers and path alone, before any of its body is read: 1 when a
+ * credential vouches for it (a token, a client certificate, a webhook secret, the registry's
+ * notification token; or --insecure-anonymous), 0 for a path anyone may call (health,
+ * /version), else SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
 static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
                         const char *path)
 {
-    if (s->opts.anonymous || health_path(path) || !strcmp(path, "/version") ||
-        is_webhook(method, path))
-        return 0;
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (s->opts.anonymous)
+        return 1;
+    if (health_path(path) || !strcmp(path, "/version"))
+        return 0;
+    if (is_webhook(method, path))
+        return sw_api_webhook_check(s->api, path) < 0 ? SW_EUNAUTHORIZED : 1;
+    if (sw_notify_matches(path))
+        return sw_notify_authorized(s->api->notifier, h)
+                   ? 1
+                   : sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     if (!h && s->opts.client_ca) {
         /* a client certificate the client CA signed: every such user may do everything, as
          * the token holder may (slipway has no RBAC; docs/envtest.md) */
@@ -172,7 +189,7 @@ static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char
         int error = sw_tls_peer_identity(ci ? ci->tls_session : NULL, user, sizeof(user), groups,
                                          sizeof(groups));
         if (error == 0)
-            return 0;
+            return 1;
         return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     }
     if (!h || strncmp(h, "Bearer ", 7))
@@ -180,9 +197,11 @@ static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char
     const char *tok = h + 7;
     size_t n = strlen(s->opts.token);
     if (strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0)
-        return 0;
-    if (sw_str_prefix(tok, "swb1."))
-        return sw_api_build_token_check(s->api, tok, method, path);
+        return 1;
+    if (sw_str_prefix(tok, "swb1.")) {
+        int error = sw_api_build_token_check(s->api, tok, method, path);
+        return error < 0 ? error : 1;
+    }
     return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
 }
 
@@ -325,13 +344,19 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         .header = header_cb,
         .conn = conn,
     };
-    if (cc->too_big) {
+    if (cc->over_budget) {
+        char msg[128];
+        snprintf(msg, sizeof(msg),
+                 "the server holds as many request bodies as it may (%llu MiB); retry later",
+                 (unsigned long long)(s->opts.body_budget >> 20));
+        sw_response_error(resp, SW_ETOOMANY, msg, NULL, NULL);
+    } else if (cc->too_big) {
         char msg[96];
         if (is_upload(cc))
             snprintf(msg, sizeof(msg), "the upload is larger than the %llu-byte limit", MAX_UPLOAD);
         else
             snprintf(msg, sizeof(msg), "the request body is larger than the %llu-byte limit",
-                     (unsigned long long)SW_API_MAX_BODY);
+                     (unsigned long long)cc->body.limit);
         sw_response_error(resp, SW_ELIMIT, msg, NULL, NULL);
     } else if (cc->upload_errno) {
         char msg[160];
@@ -359,16 +384,31 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     sw_free(pb_json);
 }
 
+/* The path as the log shows it: a webhook URL's secret segment is replaced (whatever the
+ * method), as kube-apiserver's audit log omits credentials. */
+static const char *log_path(const char *url, char *out, size_t n)
+{
+    if (!is_webhook("POST", url))
+        return url;
+    const char *type = strrchr(url, '/');
+    const char *secret = type - 1;
+    while (*secret != '/')
+        secret--;
+    snprintf(out, n, "%.*s/<redacted>%s", (int)(secret - url), url, type);
+    return out;
+}
+
 /* Logs the request (every one at --v=2, else 5xx only), sends resp and disposes of it. */
 static enum MHD_Result reply(struct MHD_Connection *conn, const char *method, const char *url,
                              const conn_ctx *cc, sw_response *resp)
 {
+    char shown[1024];
     if (sw_log_enabled(SW_LOG_REQUEST))
-        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, url, resp->status,
-               (long long)(sw_time_mono_ms() - cc->start_ms));
+        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, log_path(url, shown, sizeof(shown)),
+               resp->status, (long long)(sw_time_mono_ms() - cc->start_ms));
     else if (resp->status >= 500)
-        sw_log(SW_LOG_ERROR, "%s %s %d: %.*s", method, url, resp->status, (int)resp->body.len,
-               sw_buf_cstr(&resp->body));
+        sw_log(SW_LOG_ERROR, "%s %s %d: %.*s", method, log_path(url, shown, sizeof(shown)),
+               resp->status, (int)resp->body.len, sw_buf_cstr(&resp->body));
     enum MHD_Result ret = send_response(conn, resp);
     sw_response_dispose(resp);
     return ret;
@@ -386,6 +426,87 @@ static enum MHD_Result reject_early(struct MHD_Connection *conn, const char *met
     return reply(conn, method, url, cc, &resp);
 }
 
+/* The connection's entry in the limiter (its socket context), or NULL. */
+static sw_connlimit_conn *limit_entry(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void budget_release(sw_apiserver *s, conn_ctx *cc)
+{
+    __atomic_sub_fetch(&s->body_bytes, cc->held, __ATOMIC_RELAXED);
+    cc->held = 0;
+}
+
+/* Appends a piece of the body, charging what the buffer grew by to the server's budget for
+ * bodies in flight; over the budget, the body is dropped and the request will get a 429. */
+static void body_append(sw_apiserver *s, conn_ctx *cc, const char *data, size_t n)
+{
+    if (cc->too_big || cc->over_budget)
+        return;
+    if (sw_buf_put(&cc->body, data, n) < 0) {
+        cc->too_big = true;
+        return;
+    }
+    uint64_t grew = cc->body.cap - cc->held;
+    cc->held = cc->body.cap;
+    if (__atomic_add_fetch(&s->body_bytes, grew, __ATOMIC_RELAXED) > s->opts.body_budget) {
+        cc->over_budget = true;
+        sw_buf_dispose(&cc->body);
+        budget_release(s, cc);
+    }
+}
+
+/* MHD_get_connection_values_n iterator: finds a query parameter with a NUL byte (%00), which
+ * a C string would silently cut (labelSelector=%00 would select everything). */
+static enum MHD_Result find_nul(void *cls, enum MHD_ValueKind kind, const char *key,
+                                size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    const char **bad = cls;
+    if (memchr(key, '\0', key_size) || (value && memchr(value, '\0', value_size))) {
+        *bad = key;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+/* The first call for a request (its headers are in): authenticates it and refuses what the
+ * headers already show is too large or malformed. */
+static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *conn,
+                                     const char *method, const char *url, conn_ctx *cc)
+{
+    /* Authenticate on the headers, before any of the body is read or stored: a caller
+     * without a valid credential gets its 401 at once and the body is never taken in. */
+    int auth = authenticate(s, conn, method, url);
+    sw_connlimit_request(s->limit, limit_entry(conn), auth > 0);
+    if (auth < 0)
+        return reject_early(conn, method, url, cc, auth, sw_error_msg());
+    const char *nul = NULL;
+    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, find_nul, &nul);
+    if (nul) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "query parameter %.64s: a NUL byte (%%00) is not allowed", nul);
+        return reject_early(conn, method, url, cc, SW_EBADREQUEST, msg);
+    }
+    size_t cap = auth > 0 ? SW_API_MAX_BODY : MAX_ANONYMOUS_BODY;
+    sw_buf_init(&cc->body, cap);
+    start_upload(s, cc, method, url);
+    /* a body that says it is too large is refused before it is sent */
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    uint64_t len = 0, max = is_upload(cc) ? MAX_UPLOAD : cap;
+    if (cl && sw_parse_u64(&cl, UINT64_MAX, &len) == 0 && len > max) {
+        char msg[96];
+        upload_drop(cc);
+        snprintf(msg, sizeof(msg), "the %s is larger than the %llu-byte limit",
+                 is_upload(cc) ? "upload" : "request body", (unsigned long long)max);
+        return reject_early(conn, method, url, cc, SW_ELIMIT, msg);
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls)
@@ -394,29 +515,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     conn_ctx *cc = *con_cls;
     if (!cc) {
         cc = sw_calloc(1, sizeof(*cc));
-        sw_buf_init(&cc->body, SW_API_MAX_BODY);
+        sw_buf_init(&cc->body, MAX_ANONYMOUS_BODY);
         cc->start_ms = sw_time_mono_ms();
         cc->upload_fd = -1;
         *con_cls = cc;
         pthread_mutex_lock(&s->mu);
         s->active++;
         pthread_mutex_unlock(&s->mu);
-        /* Authenticate on the headers, before any of the body is read or stored: a caller
-         * without a valid token gets its 401 at once and the body is never taken in. */
-        int auth = sw_notify_matches(url) ? 0 : authenticate(s, conn, method, url);
-        if (auth < 0)
-            return reject_early(conn, method, url, cc, auth, sw_error_msg());
-        start_upload(s, cc, method, url);
-        /* an upload that says it is too large is refused before its body is sent */
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-        uint64_t len = 0;
-        if (is_upload(cc) && cl && sw_parse_u64(&cl, UINT64_MAX, &len) == 0 && len > MAX_UPLOAD) {
-            char msg[96];
-            upload_drop(cc);
-            snprintf(msg, sizeof(msg), "the upload is larger than the %llu-byte limit", MAX_UPLOAD);
-            return reject_early(conn, method, url, cc, SW_ELIMIT, msg);
-        }
-        return MHD_YES;
+        return request_begin(s, conn, method, url, cc);
     }
     if (cc->answered) {
         *upload_size = 0;
@@ -425,9 +531,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     if (*upload_size) {
         if (cc->upload_fd >= 0)
             upload_write(cc, upload, *upload_size);
-        else if (!cc->too_big && !cc->upload_path[0] &&
-                 sw_buf_put(&cc->body, upload, *upload_size) < 0)
-            cc->too_big = true;
+        else if (!cc->upload_path[0])
+            body_append(s, cc, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
@@ -457,6 +562,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     pthread_mutex_unlock(&s->mu);
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->opts.idle_timeout);
+    sw_connlimit_idle(s->limit, limit_entry(conn));
+    budget_release(s, cc);
     if (cc->upload_fd >= 0)
         close(cc->upload_fd);
     if (cc->upload_path[0])
@@ -464,6 +571,32 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     sw_buf_dispose(&cc->body);
     sw_free(cc);
     *con_cls = NULL;
+}
+
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    sw_apiserver *s = cls;
+    return sw_connlimit_admit(s->limit, addr, len) ? MHD_YES : MHD_NO;
+}
+
+/* Every connection has an entry in the limiter from its start to just before its socket is
+ * closed (connlimit.h). */
+static void connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode toe)
+{
+    sw_apiserver *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        sw_connlimit_closed(s->limit, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *addr =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    *socket_context = fd && addr ? sw_connlimit_opened(s->limit, fd->connect_fd, addr->client_addr,
+                                                       sizeof(struct sockaddr_in))
+                                 : NULL;
 }
 
 /* libmicrohttpd's own messages (TLS handshake failures of probing clients and the like). */
@@ -520,29 +653,39 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     sw_time_cond_init(&s->drained);
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
-    if (opts->tls_cert && opts->client_ca)
-        s->daemon = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
-            NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT,
-            opts->idle_timeout, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT,
-            opts->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_HTTPS_MEM_TRUST,
-            opts->client_ca, MHD_OPTION_END);
-    else if (opts->tls_cert)
-        s->daemon = MHD_start_daemon(
-            flags | MHD_USE_TLS, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger,
-            NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
-            completed, s, MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT,
-            opts->idle_timeout, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_HTTPS_MEM_CERT,
-            opts->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key, MHD_OPTION_END);
-    else
-        s->daemon = MHD_start_daemon(
-            flags, 0, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, completed,
-            s, MHD_OPTION_CONNECTION_LIMIT, 2000u, MHD_OPTION_CONNECTION_TIMEOUT,
-            opts->idle_timeout, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+    sw_connlimit_opts lo = {.max = opts->max_connections,
+                            .per_address = opts->max_per_address,
+                            .header_timeout_ms = opts->header_timeout_ms};
+    if (sw_connlimit_new(&s->limit, &lo) < 0) {
+        sw_free(s);
+        return SW_ERROR;
+    }
+    /* libmicrohttpd's own limit leaves room for connections the limiter cut that are still
+     * closing; the limiter keeps the real one (connlimit.h). */
+    struct MHD_OptionItem o[16] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, NULL},
+        {MHD_OPTION_SOCK_ADDR, 0, &addr},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_notify, s},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)opts->max_connections + 64, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)opts->idle_timeout, NULL},
+        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+    };
+    size_t n = 7;
+    if (opts->tls_cert) {
+        flags |= MHD_USE_TLS;
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)opts->tls_cert};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)opts->tls_key};
+        if (opts->client_ca)
+            o[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *)opts->client_ca};
+    }
+    o[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    s->daemon = MHD_start_daemon(flags, 0, accept_policy, s, handler, s, MHD_OPTION_ARRAY, o,
+                                 MHD_OPTION_END);
     if (!s->daemon) {
         int e = errno;
+        sw_connlimit_free(s->limit);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cond);
         sw_free(s);
@@ -580,6 +723,7 @@ void sw_apiserver_stop(sw_apiserver *s)
         sw_log(SW_LOG_WARN, "stopping with %d request(s) still in progress", s->active);
     pthread_mutex_unlock(&s->mu);
     MHD_stop_daemon(s->daemon);
+    sw_connlimit_free(s->limit);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
     pthread_mutex_destroy(&s->mu);

@@ -32,6 +32,8 @@ struct sw_watchcache {
     sw_store_watcher *watch;
     sw_wevent **ring;
     size_t cap;
+    size_t max_bytes;   /* what the ring's events may hold together */
+    size_t bytes;       /* what they hold (their sw_wevent.bytes) */
     uint64_t first_seq; /* oldest sequence still in the ring */
     uint64_t next_seq;  /* sequence the next event gets */
     int64_t floor_rev;  /* every event with rev > floor_rev is in the ring */
@@ -192,12 +194,16 @@ static void ring_push(sw_watchcache *c, int64_t rev, sw_wevent *e)
     pthread_rwlock_wrlock(&c->mu);
     c->last_rev = rev;
     if (e) {
-        if (c->next_seq - c->first_seq == c->cap) {
+        /* the oldest events leave for the count, and for the bytes (the newest always stays) */
+        while (c->next_seq > c->first_seq &&
+               (c->next_seq - c->first_seq == c->cap || c->bytes + e->bytes > c->max_bytes)) {
             sw_wevent *old = c->ring[c->first_seq % c->cap];
             c->floor_rev = old->rev;
+            c->bytes -= old->bytes;
             sw_wevent_unref(old);
             c->first_seq++;
         }
+        c->bytes += e->bytes;
         c->ring[c->next_seq % c->cap] = e;
         c->next_seq++;
     }
@@ -211,6 +217,7 @@ static void ring_reset(sw_watchcache *c, int64_t rev)
     pthread_rwlock_wrlock(&c->mu);
     for (uint64_t s = c->first_seq; s < c->next_seq; s++)
         sw_wevent_unref(c->ring[s % c->cap]);
+    c->bytes = 0;
     c->next_seq++;
     c->first_seq = c->next_seq;
     c->floor_rev = c->last_rev = rev;
@@ -229,7 +236,8 @@ static void on_event(const sw_store_event *ev, void *payload)
         ring_push(c, ev->rev, sw_wevent_new(ev));
 }
 
-int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, int64_t after_rev)
+int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, size_t ring_bytes,
+                      int64_t after_rev)
 {
     sw_watchcache *c = sw_calloc(1, sizeof(*c));
     pthread_rwlockattr_t ra;
@@ -240,6 +248,7 @@ int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, int64_t
     pthread_rwlockattr_destroy(&ra);
     c->api = api;
     c->cap = ring_cap;
+    c->max_bytes = ring_bytes;
     c->ring = sw_calloc(ring_cap, sizeof(*c->ring));
     c->floor_rev = c->last_rev = after_rev > 0 ? after_rev : sw_store_current_revision(api->store);
     int error = sw_store_watch(api->store, "/", c->floor_rev, on_event, c, &c->watch);

@@ -35,8 +35,11 @@ typedef struct sw_wevent {
 } sw_wevent;
 
 /* Starts watching the store after after_rev (0: its current revision); every event also goes
- * to api->nscache when there is one. ring_cap events are kept. */
-int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, int64_t after_rev);
+ * to api->nscache when there is one. The ring keeps at most ring_cap events holding at most
+ * ring_bytes together (by sw_wevent.bytes, the stored value and the version it replaced: a
+ * rendered line takes the value's place), and always the newest event. */
+int sw_watchcache_new(sw_watchcache **out, sw_api *api, size_t ring_cap, size_t ring_bytes,
+                      int64_t after_rev);
 void sw_watchcache_free(sw_watchcache *c);
 /* Wakes every watcher so it can end (server shutdown). */
 void sw_watchcache_close(sw_watchcache *c);

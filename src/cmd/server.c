@@ -48,6 +48,8 @@ typedef struct server_flags {
     int64_t scheduled_per_minute;
     int64_t max_running_builds; /* 0: the build controller's default */
     int64_t idle_timeout;
+    int64_t max_connections, max_per_address, header_timeout; /* connlimit.h */
+    int64_t body_memory_mib, watch_cache_mib;
     const char *cert_dir;       /* --cert-dir: the serving pair is <dir>/apiserver.{crt,key} */
     const char *client_ca_file; /* --client-ca-file */
     bool data_dir_set;
@@ -135,6 +137,17 @@ static void usage(FILE *f)
         "  --idle-timeout SECONDS      close a connection that sends nothing for this long while\n"
         "                              none of its requests is being served (default 90, like\n"
         "                              kube-apiserver; 0: never)\n"
+        "  --request-header-timeout SECONDS  a connection that has not authenticated must send a\n"
+        "                              whole request header this soon after it opened or was\n"
+        "                              last answered, or it is closed (default 10; 0: never)\n"
+        "  --max-connections N         open connections in all (default 2000); when all are\n"
+        "                              taken, the oldest idle unauthenticated one makes room\n"
+        "  --max-connections-per-address N  unauthenticated connections one client address may\n"
+        "                              hold (default 512)\n"
+        "  --max-body-memory MIB       what all request bodies being received may hold in memory\n"
+        "                              together; past it a request gets 429 (default 256)\n"
+        "  --watch-cache-memory MIB    what the watch cache's recent events may hold (default\n"
+        "                              64; older events are re-read from the store)\n"
         "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
         "  -h, --help                  show this help\n"
         "\n"
@@ -299,6 +312,28 @@ static int parse_flags(int argc, char **argv, server_flags *f)
             if (sw_str_to_i64(v, &f->idle_timeout) < 0 || f->idle_timeout < 0 ||
                 f->idle_timeout > 86400)
                 return sw_error_set(SW_EINVALID, "--idle-timeout: expected 0 to 86400 seconds");
+        } else if ((v = flag_value(argc, argv, &i, "--request-header-timeout"))) {
+            if (sw_str_to_i64(v, &f->header_timeout) < 0 || f->header_timeout < 0 ||
+                f->header_timeout > 3600)
+                return sw_error_set(SW_EINVALID,
+                                    "--request-header-timeout: expected 0 to 3600 seconds");
+        } else if ((v = flag_value(argc, argv, &i, "--max-connections"))) {
+            if (sw_str_to_i64(v, &f->max_connections) < 0 || f->max_connections < 1 ||
+                f->max_connections > 20000)
+                return sw_error_set(SW_EINVALID, "--max-connections: expected 1 to 20000");
+        } else if ((v = flag_value(argc, argv, &i, "--max-connections-per-address"))) {
+            if (sw_str_to_i64(v, &f->max_per_address) < 0 || f->max_per_address < 1 ||
+                f->max_per_address > 20000)
+                return sw_error_set(SW_EINVALID,
+                                    "--max-connections-per-address: expected 1 to 20000");
+        } else if ((v = flag_value(argc, argv, &i, "--max-body-memory"))) {
+            if (sw_str_to_i64(v, &f->body_memory_mib) < 0 || f->body_memory_mib < 4 ||
+                f->body_memory_mib > 1048576)
+                return sw_error_set(SW_EINVALID, "--max-body-memory: expected 4 to 1048576 MiB");
+        } else if ((v = flag_value(argc, argv, &i, "--watch-cache-memory"))) {
+            if (sw_str_to_i64(v, &f->watch_cache_mib) < 0 || f->watch_cache_mib < 1 ||
+                f->watch_cache_mib > 1048576)
+                return sw_error_set(SW_EINVALID, "--watch-cache-memory: expected 1 to 1048576 MiB");
         } else if ((v = flag_value(argc, argv, &i, "--compact-keep"))) {
             if (sw_str_to_i64(v, &f->compact_keep) < 0 || f->compact_keep < 1)
                 return sw_error_set(SW_EINVALID, "--compact-keep: expected a positive count");
@@ -450,7 +485,8 @@ static int run(server_flags *f)
     int64_t ns_rev = 0;
     if ((error = sw_nscache_new(&api.nscache, store, &ns_rev)) < 0)
         goto done;
-    if ((error = sw_watchcache_new(&api.cache, &api, 8192, ns_rev)) < 0)
+    if ((error = sw_watchcache_new(&api.cache, &api, 8192, (size_t)f->watch_cache_mib << 20,
+                                   ns_rev)) < 0)
         goto done;
     if (f->notify_token_file &&
         (error = sw_notifier_new(&api.notifier, &api, f->notify_token_file)) < 0)
@@ -464,7 +500,11 @@ static int run(server_flags *f)
                            .tls_cert = cert,
                            .tls_key = key,
                            .client_ca = client_ca,
-                           .idle_timeout = (unsigned)f->idle_timeout};
+                           .idle_timeout = (unsigned)f->idle_timeout,
+                           .max_connections = (unsigned)f->max_connections,
+                           .max_per_address = (unsigned)f->max_per_address,
+                           .header_timeout_ms = (unsigned)f->header_timeout * 1000,
+                           .body_budget = (uint64_t)f->body_memory_mib << 20};
     /* before listening: a client that sees /readyz answer finds the kubeconfig written */
     if ((error = write_kubeconfig(f->data_dir, f, token, cert)) < 0)
         goto done;
@@ -532,6 +572,11 @@ int sw_cmd_server(int argc, char **argv)
                       .compact_interval = 60,
                       .compact_keep = 10000,
                       .idle_timeout = 90,
+                      .max_connections = 2000,
+                      .max_per_address = 512,
+                      .header_timeout = 10,
+                      .body_memory_mib = 256,
+                      .watch_cache_mib = 64,
                       .scheduled_interval = 900,
                       .scheduled_per_minute = 60,
                       .leader_elect = -1};

@@ -7,26 +7,30 @@
 extern const sw_kind sw_kind_buildconfig;
 extern const sw_kind sw_kind_build;
 
-#define SW_BUILD_OBJREF                                                                                     \
-    "{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\",\"uid\":\"string\","      \
+#define SW_BUILD_OBJREF                                                                            \
+    "{\"kind\":\"string\",\"namespace\":\"string\",\"name\":\"string\",\"uid\":\"string\","        \
     "\"apiVersion\":\"string\",\"resourceVersion\":\"string\",\"fieldPath\":\"string\"}"
 #define SW_BUILD_LOCALREF "{\"name\":\"string\"}"
 #define SW_BUILD_ENVVAR "[{\"name\":\"string\",\"value\":\"string\",\"valueFrom\":\"any\"}]"
 
 /* The strict schema of CommonSpec (the fields of a build), shared by BuildConfig, Build and
  * ManagedImage, as the text of a JSON object's members (see meta/schema.h). */
-#define SW_BUILD_COMMON_SPEC                                                                                \
-    "\"serviceAccount\":\"string\",\"source\":{\"type\":\"string\",\"git\":{\"uri\":\"string\","  \
-    "\"ref\":\"string\",\"httpProxy\":\"string\",\"httpsProxy\":\"string\",\"noProxy\":\"string\"}," \
-    "\"dockerfile\":\"string\",\"binary\":{\"asFile\":\"string\"},\"images\":[\"any\"],"          \
-    "\"contextDir\":\"string\",\"sourceSecret\":" SW_BUILD_LOCALREF ",\"secrets\":[\"any\"],"              \
-    "\"configMaps\":[\"any\"]},\"revision\":\"any\",\"strategy\":{\"type\":\"string\","           \
-    "\"dockerStrategy\":{\"from\":" SW_BUILD_OBJREF ",\"pullSecret\":" SW_BUILD_LOCALREF ",\"noCache\":\"boolean\"," \
-    "\"env\":" SW_BUILD_ENVVAR ",\"forcePull\":\"boolean\",\"dockerfilePath\":\"string\",\"buildArgs\":"    \
-    SW_BUILD_ENVVAR ",\"imageOptimizationPolicy\":\"string\",\"volumes\":[\"any\"]},\"sourceStrategy\":"   \
-    "\"any\",\"customStrategy\":\"any\",\"jenkinsPipelineStrategy\":\"any\"},\"output\":{\"to\":" \
-    SW_BUILD_OBJREF ",\"pushSecret\":" SW_BUILD_LOCALREF ",\"imageLabels\":[{\"name\":\"string\",\"value\":"        \
-    "\"string\"}]},\"resources\":\"any\",\"postCommit\":\"any\",\"completionDeadlineSeconds\":"   \
+#define SW_BUILD_COMMON_SPEC                                                                       \
+    "\"serviceAccount\":\"string\",\"source\":{\"type\":\"string\",\"git\":{\"uri\":\"string\","   \
+    "\"ref\":\"string\",\"httpProxy\":\"string\",\"httpsProxy\":\"string\",\"noProxy\":"           \
+    "\"string\"},"                                                                                 \
+    "\"dockerfile\":\"string\",\"binary\":{\"asFile\":\"string\"},\"images\":[\"any\"],"           \
+    "\"contextDir\":\"string\",\"sourceSecret\":" SW_BUILD_LOCALREF ",\"secrets\":[\"any\"],"      \
+    "\"configMaps\":[\"any\"]},\"revision\":\"any\",\"strategy\":{\"type\":\"string\","            \
+    "\"dockerStrategy\":{\"from\":" SW_BUILD_OBJREF ",\"pullSecret\":" SW_BUILD_LOCALREF           \
+    ",\"noCache\":\"boolean\","                                                                    \
+    "\"env\":" SW_BUILD_ENVVAR                                                                     \
+    ",\"forcePull\":\"boolean\",\"dockerfilePath\":\"string\",\"buildArgs\":" SW_BUILD_ENVVAR      \
+    ",\"imageOptimizationPolicy\":\"string\",\"volumes\":[\"any\"]},\"sourceStrategy\":"           \
+    "\"any\",\"customStrategy\":\"any\",\"jenkinsPipelineStrategy\":\"any\"},\"output\":{"         \
+    "\"to\":" SW_BUILD_OBJREF ",\"pushSecret\":" SW_BUILD_LOCALREF                                 \
+    ",\"imageLabels\":[{\"name\":\"string\",\"value\":"                                            \
+    "\"string\"}]},\"resources\":\"any\",\"postCommit\":\"any\",\"completionDeadlineSeconds\":"    \
     "\"integer\",\"nodeSelector\":\"map\",\"mountTrustedCA\":\"boolean\""
 
 /* Validates a CommonSpec: what slipway can build (Docker strategy; Git, Dockerfile, Binary or
@@ -46,12 +50,14 @@ int sw_build_instantiate(sw_objects *o, const char *ns, const char *bc, const js
 /* Subresource handlers (buildgen.c). */
 int sw_build_bc_instantiate(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                             sw_subresp *out);
-int sw_build_bc_webhook(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                        sw_subresp *out);
+int sw_build_bc_webhook(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out);
+/* Whether BuildConfig ns/name has a webhook trigger of type hook whose secret is secret
+ * (compared in constant time). */
+bool sw_build_webhook_allowed(sw_objects *o, const char *ns, const char *name, const char *secret,
+                              const char *hook);
 int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                          sw_subresp *out);
-int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                       sw_subresp *out);
+int sw_build_build_log(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out);
 /* Wakes the log readers of build ns/name waiting for it to start, for more log or for its end
  * (called when its log grows and when it is written or deleted). */
 void sw_build_log_wake(const char *ns, const char *name);

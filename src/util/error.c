@@ -100,6 +100,7 @@ static const struct {
     {SW_ETIMEOUT, 504, "Timeout"},
     {SW_EUNAVAILABLE, 503, "ServiceUnavailable"},
     {SW_ENOTACCEPT, 406, "NotAcceptable"},
+    {SW_ETOOMANY, 429, "TooManyRequests"},
 };
 
 int sw_error_http_status(int code)

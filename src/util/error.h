@@ -1,6 +1,7 @@
 /* error: slipway's error codes and the thread-local error message.
  * Functions return 0 on success or a negative SW_E* code; the code maps to an HTTP status and a
- * Kubernetes StatusReason. The one-line detail is set with sw_error_set() and read with sw_error_msg(). */
+ * Kubernetes StatusReason. The one-line detail is set with sw_error_set() and read with
+ * sw_error_msg(). */
 #ifndef SW_ERROR_H
 #define SW_ERROR_H
 
@@ -21,6 +22,7 @@ enum {
     SW_ETIMEOUT = -13,     /* 504 Timeout */
     SW_EUNAVAILABLE = -14, /* 503 ServiceUnavailable */
     SW_ENOTACCEPT = -15,   /* 406 NotAcceptable */
+    SW_ETOOMANY = -16,     /* 429 TooManyRequests (retry later) */
 };
 
 /* Sets the thread-local message (printf format, one line) and returns code, so callers can write

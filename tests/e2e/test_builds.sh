@@ -427,7 +427,7 @@ check_git()
     code=$(curl -sSk --max-time 30 -X POST "$SW_URL$BAPI/buildconfigs/gitapp/webhooks/not-the-secret/generic" \
         -o "$SW_TMP/hook.out" -w '%{http_code}')
     expect_eq "webhook with a wrong secret: 401" 401 "$code"
-    expect_contains "... says why" "secret" "$(cat "$SW_TMP/hook.out")"
+    expect_contains "... as a Status" "Unauthorized" "$(cat "$SW_TMP/hook.out")"
     expect_eq "... and starts nothing" 1 "$(kc get bc gitapp -n "$NS" -o 'jsonpath={.status.lastVersion}')"
     code=$(curl -sSk --max-time 30 -X POST "$SW_URL$BAPI/buildconfigs/gitapp/webhooks/$secret/generic" \
         -o "$SW_TMP/hook.out" -w '%{http_code}')
