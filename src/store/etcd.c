@@ -283,8 +283,10 @@ static int post_once(et_store *s, size_t ep, const char *path, const char *body,
          * 3 InvalidArgument, 8 ResourceExhausted, 14 Unavailable, 4 DeadlineExceeded */
         if (code == 11)
             error = sw_error_set(SW_EGONE, "etcd: %s", msg);
-        else if (code == 8 || (code == 3 && blen > 1024 * 1024))
+        else if ((code == 8 || code == 3) && blen > 1024 * 1024)
             error = sw_error_set(SW_ELIMIT, "etcd: %s", msg);
+        else if (code == 8) /* a small request: the quota (NOSPACE alarm) or too many requests */
+            error = sw_error_set(SW_EUNAVAILABLE, "etcd refuses the request: %s", msg);
         else if (code == 14 || code == 4 || status == 503)
             error = sw_error_set(SW_EUNAVAILABLE, "etcd %s: %s", s->eps[ep], msg);
         else
@@ -1078,7 +1080,7 @@ static int et_health(sw_store *base)
     if (s->health_ms && now - s->health_ms < ET_HEALTH_CACHE_MS) {
         int h = s->health;
         pthread_mutex_unlock(&s->cmu);
-        return h < 0 ? sw_error_set(h, "etcd: not reachable") : 0;
+        return h < 0 ? sw_error_set(h, "etcd: not reachable, or it refuses writes (alarm)") : 0;
     }
     pthread_mutex_unlock(&s->cmu);
     /* a linearizable read needs a quorum and a leader */
@@ -1086,6 +1088,17 @@ static int et_health(sw_store *base)
     json_t *req = json_pack("{s:o,s:b}", "key", jbytes(ET_COMPACT_KEY, strlen(ET_COMPACT_KEY)),
                             "count_only", 1);
     int error = call_within(s, "/v3/kv/range", req, ET_HEALTH_TIMEOUT_MS, &resp, NULL, NULL);
+    json_decref(resp);
+    resp = NULL;
+    /* reads go on under an alarm (NOSPACE after the quota, CORRUPT), writes do not: a store
+     * that takes no writes is not ready */
+    if (error == 0)
+        error = call_within(s, "/v3/maintenance/alarm", json_pack("{s:s}", "action", "GET"),
+                            ET_HEALTH_TIMEOUT_MS, &resp, NULL, NULL);
+    json_t *alarms = json_object_get(resp, "alarms");
+    if (error == 0 && json_array_size(alarms) > 0)
+        error = sw_error_set(SW_EUNAVAILABLE, "etcd: alarm %.20s is raised: writes are refused",
+                             sw_json_str_at(json_array_get(alarms, 0), "alarm") ?: "?");
     json_decref(resp);
     pthread_mutex_lock(&s->cmu);
     s->health_ms = sw_time_mono_ms();
