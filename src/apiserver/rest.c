@@ -344,6 +344,20 @@ static int list_parse(const sw_request *req, const sw_route *rt, list_query *q)
     q->limit = lim > (1ULL << 40) ? 0 : (size_t)lim;
     if (error == 0 && cont && *cont)
         error = parse_continue(cont, &q->rev, &q->start);
+    const char *rv = sw_req_query(req, "resourceVersion");
+    const char *rvm = sw_req_query(req, "resourceVersionMatch");
+    uint64_t rvn = 0;
+    if (error == 0 && rv && *rv && sw_str_to_u64(rv, &rvn) < 0)
+        error = sw_error_set(SW_EBADREQUEST,
+                             "resourceVersion: Invalid value: \"%.64s\": must be "
+                             "a non-negative integer",
+                             rv);
+    if (error == 0 && rvm &&
+        !sw_str_one_of(rvm, (const char *const[]){"NotOlderThan", "Exact", NULL}))
+        error = sw_error_set(SW_EBADREQUEST,
+                             "resourceVersionMatch: Unsupported value: \"%.64s\": supported "
+                             "values: \"NotOlderThan\", \"Exact\"",
+                             rvm);
     return error;
 }
 

@@ -23,6 +23,7 @@
 #define MAX_CATCHUP_BYTES (64u * 1024 * 1024) /* ... and their encoded size */
 #define MAX_CATCHUPS 2 /* watches replaying at once: the reader pool stays free for requests */
 #define BOOKMARK_MS 5000
+#define FUTURE_WAIT_MS 3000 /* a watch from a revision ahead of the cache waits this long */
 #define TAKE_BATCH 64
 #define OUT_SOFT (256u * 1024)      /* produce() stops adding events past this much output */
 #define OUT_MAX (64u * 1024 * 1024) /* hard cap: one event (at most ~3.5 MB) always fits */
@@ -382,6 +383,14 @@ static int watcher_start(watcher *w, const sw_request *req)
     if (rev < sw_store_compacted_revision(w->api->store))
         return sw_error_set(SW_EGONE, "too old resource version: %lld (%lld)", (long long)rev,
                             (long long)sw_store_compacted_revision(w->api->store));
+    /* A revision the server has not seen yet: wait for it a while (another server on the same
+     * etcd may be ahead), then answer as kube-apiserver does (504, retry). */
+    for (int i = 0; i < FUTURE_WAIT_MS / 50 && sw_watchcache_revision(w->api->cache) < rev; i++)
+        sw_time_sleep_ms(50);
+    int64_t cur = sw_watchcache_revision(w->api->cache);
+    if (cur < rev)
+        return sw_error_set(SW_ETIMEOUT, "Too large resource version: %lld, current: %lld",
+                            (long long)rev, (long long)cur);
     if (sw_watchcache_seek(w->api->cache, rev, &w->cur, &floor) == 0)
         return 0;
     return catch_up(w, rev);

@@ -86,7 +86,7 @@ static int check_fields(const sw_request *req, const sw_kind *k, json_t *obj, sw
     return error;
 }
 
-static int parse_body(const sw_request *req, json_t **out)
+static int parse_body(const sw_request *req, sw_response *resp, json_t **out)
 {
     if (req->content_type && !ctype_is(req, "application/json") &&
         !ctype_is(req, "application/merge-patch+json") &&
@@ -99,8 +99,17 @@ static int parse_body(const sw_request *req, json_t **out)
                             "application/json-patch+json, application/strategic-merge-patch+json");
     if (!req->body_len)
         return sw_error_set(SW_EBADREQUEST, "the request body is empty");
-    int flags = field_validation(req) == 2 ? SW_JSON_STRICT_DUPLICATES : 0;
-    return sw_json_parse(req->body, req->body_len, SW_JSON_MAX_DEPTH, flags, out);
+    int mode = field_validation(req);
+    if (mode != 1 || !resp)
+        return sw_json_parse(req->body, req->body_len, SW_JSON_MAX_DEPTH,
+                             mode == 2 ? SW_JSON_STRICT_DUPLICATES : 0, out);
+    /* Warn, the default: a duplicate key is taken (the last value wins) with a Warning */
+    char dup[200];
+    int error =
+        sw_json_parse_warn(req->body, req->body_len, SW_JSON_MAX_DEPTH, out, dup, sizeof(dup));
+    if (error == 0 && dup[0])
+        snprintf(resp->warning, sizeof(resp->warning), "duplicate field: %s", dup);
+    return error;
 }
 
 /* apiVersion/kind must match the URL; absent ones are filled in. */
@@ -112,6 +121,14 @@ static int check_type(const sw_kind *k, json_t *obj)
         return sw_error_set(SW_EBADREQUEST, "the request body must be a JSON object");
     const char *kind = sw_json_str_at(obj, "kind");
     const char *ver = sw_json_str_at(obj, "apiVersion");
+    static const char *const typed[] = {"kind", "apiVersion"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(obj, typed[i]);
+        if (v && !json_is_string(v) && !json_is_null(v))
+            return sw_error_set(SW_EBADREQUEST,
+                                "%s in the request body must be a string, not a JSON %s", typed[i],
+                                sw_json_type_name(v));
+    }
     if (kind && *kind && strcmp(kind, k->kind))
         return sw_error_set(SW_EBADREQUEST,
                             "the kind in the request body (%.64s) does not match the resource "
@@ -476,7 +493,7 @@ void sw_rest_update(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
     json_t *body = NULL, *obj = NULL;
     stored st = {0};
     bool status = !strcmp(rt->sub, "status");
-    int error = parse_body(req, &body);
+    int error = parse_body(req, resp, &body);
     if (error == 0)
         error = check_type(rt->kind, body);
     if (error == 0)
@@ -597,7 +614,7 @@ void sw_rest_patch(sw_api *api, const sw_request *req, const sw_route *rt, sw_re
                              "application/merge-patch+json, application/apply-patch+yaml, "
                              "application/strategic-merge-patch+json");
     if (error == 0)
-        error = parse_body(req, &patch);
+        error = parse_body(req, resp, &patch);
     bool pinned =
         error == 0 && json_is_object(patch) && sw_json_str_at(patch, "metadata.resourceVersion");
     resp->status = 200;
@@ -693,7 +710,7 @@ int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status
 int sw_rest_read_body(const sw_request *req, const sw_route *rt, sw_response *resp, json_t **out)
 {
     json_t *obj = NULL;
-    int error = parse_body(req, &obj);
+    int error = parse_body(req, resp, &obj);
     if (error == 0)
         error = check_type(rt->kind, obj);
     if (error == 0)

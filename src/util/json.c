@@ -48,6 +48,26 @@ int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t
     return 0;
 }
 
+int sw_json_parse_warn(const char *data, size_t len, int max_depth, json_t **out, char *warning,
+                       size_t n)
+{
+    json_error_t jerr;
+    warning[0] = '\0';
+    int error = check_depth(data, len, max_depth);
+    if (error < 0)
+        return error;
+    json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!j && json_error_code(&jerr) == json_error_duplicate_key) {
+        snprintf(warning, n, "%s at line %d column %d", jerr.text, jerr.line, jerr.column);
+        j = json_loadb(data, len, 0, &jerr);
+    }
+    if (!j)
+        return sw_error_set(SW_EBADREQUEST, "invalid JSON at line %d column %d: %s", jerr.line,
+                            jerr.column, jerr.text);
+    *out = j;
+    return 0;
+}
+
 int sw_json_depth(const json_t *v, int limit)
 {
     const char *key;

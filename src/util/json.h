@@ -17,6 +17,10 @@ enum { SW_JSON_STRICT_DUPLICATES = 1 };
 /* Parses len bytes; rejects nesting deeper than max_depth before parsing. The error message
  * says where (line/column) and what. Returns 0, or SW_EBADREQUEST. */
 int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t **out);
+/* As sw_json_parse without flags (a duplicate key: the last value wins), and a duplicate key is
+ * described in warning ("" when there is none), as kube-apiserver warns of one. */
+int sw_json_parse_warn(const char *data, size_t len, int max_depth, json_t **out, char *warning,
+                       size_t n);
 /* How deep containers nest in v (a scalar 0, {} or [] 1, {"a":[]} 2), counted no further than
  * limit + 1, so the walk never recurses deeper than that whatever v holds. */
 int sw_json_depth(const json_t *v, int limit);

@@ -5,6 +5,15 @@
 # no other local user can read a Secret's bytes; the start warns about the open directory; a
 # directory slipway creates is 0700 with no warning; a store file an older run left 0644 is
 # narrowed at the next start.
+# Finding 2: a webhook's secret never reaches the log. Finding 3: webhook and notification calls
+# are judged from their headers, before any body is read (300 connections sending 3 MB each
+# leave the RSS where it was), and the bodies of authenticated requests in flight together are
+# bounded (--max-body-memory: past it 429). Finding 4: with --max-connections 200, one address
+# holds at most --max-connections-per-address unauthenticated connections, connections from
+# many addresses that fill the server make room for a new one, a header trickled a line at a
+# time is cut at --request-header-timeout, and an authenticated keep-alive connection is not.
+# Finding 5: the watch cache is bounded by bytes. Finding 6: /readyz fails while etcd refuses
+# writes (a NOSPACE alarm). Finding 7: the smaller ones, one check each.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -46,3 +55,151 @@ expect_eq "its files are 0600 too" "" "$(find "$FRESH" -type f -perm /077 -print
 kill -TERM "$FPID"
 wait "$FPID"
 expect_not_contains "and it draws no warning" "open to other users" "$(cat "$SW_TMP/fresh.log")"
+
+# ---- finding 2: webhook secrets stay out of the log ----
+# Memory is measured from /proc: under AddressSanitizer, freed memory stays in its quarantine
+# (256 MB by default), which would hide what the server holds.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4
+HOSTILE=$SW_TESTS/e2e/tools/hostile.py
+sw_start_server --max-connections 200 --max-connections-per-address 100 \
+    --request-header-timeout 2 --max-body-memory 32
+BAPI=/apis/build.openshift.io/v1/namespaces/default
+HOOK_SECRET=WebhookSecretXYZ789
+expect_eq "a BuildConfig with a generic webhook" 201 "$(sw_api POST "$BAPI/buildconfigs" -o /dev/null \
+    -w '%{http_code}' -H 'Content-Type: application/json' -d '{"apiVersion": "build.openshift.io/v1",
+    "kind": "BuildConfig", "metadata": {"name": "hooked"}, "spec": {"source": {"type": "Git",
+    "git": {"uri": "https://example.invalid/x.git"}}, "strategy": {"type": "Docker",
+    "dockerStrategy": {}}, "output": {"to": {"kind": "DockerImage", "name": "127.0.0.1:1/x/y:latest"}},
+    "triggers": [{"type": "Generic", "generic": {"secret": "'$HOOK_SECRET'"}}]}}')"
+hook() { curl -sSk --max-time 30 -X POST -o /dev/null -w '%{http_code}' "$SW_URL$BAPI/buildconfigs/$1/webhooks/$2/generic"; }
+expect_match "the webhook with its secret starts a build" '^20[01]$' "$(hook hooked "$HOOK_SECRET")"
+expect_eq "a GET of the webhook URL with the admin token: 405" 405 \
+    "$(sw_api GET "$BAPI/buildconfigs/hooked/webhooks/$HOOK_SECRET/generic" -o /dev/null -w '%{http_code}')"
+expect_not_contains "the secret is nowhere in the log (--v=2)" "$HOOK_SECRET" "$(cat "$SW_LOG")"
+expect_contains "the webhook requests are logged, the secret redacted" \
+    "buildconfigs/hooked/webhooks/<redacted>/generic" "$(cat "$SW_LOG")"
+
+# ---- finding 7: webhooks answer alike for a wrong secret and a missing BuildConfig ----
+expect_eq "a wrong secret: 401" 401 "$(hook hooked not-the-secret)"
+expect_eq "a BuildConfig that does not exist: 401 as well" 401 "$(hook no-such-bc not-the-secret)"
+expect_eq "a namespace that does not exist: 401 as well" 401 \
+    "$(curl -sSk --max-time 30 -X POST -o /dev/null -w '%{http_code}' \
+        "$SW_URL/apis/build.openshift.io/v1/namespaces/nons/buildconfigs/x/webhooks/s/generic")"
+
+# ---- finding 3: unauthenticated bodies are never read ----
+out=$(python3 "$HOSTILE" bodies --port "$SW_PORT" --pid "$SW_PID" --conns 300 --size 3000000 \
+    --path "$BAPI/buildconfigs/hooked/webhooks/wrong/generic" --seconds 30)
+echo "webhook flood: $out"
+grew=$(echo "$out" | sw_json 'at("rss_peak_mb") - at("rss_before_mb")')
+expect_ok "300 webhook calls of 3 MB with a wrong secret: RSS grew by less than 60 MB ($grew)" \
+    test "$grew" -lt 60
+expect_eq "... and none was accepted" "" "$(echo "$out" | sw_json '[c for c in at("codes") if c.startswith("2")] or None')"
+out=$(python3 "$HOSTILE" bodies --port "$SW_PORT" --pid "$SW_PID" --conns 300 --size 3000000 \
+    --path /notifications/registry --seconds 30)
+echo "notification flood: $out"
+grew=$(echo "$out" | sw_json 'at("rss_peak_mb") - at("rss_before_mb")')
+expect_ok "300 notifications of 3 MB without the token: RSS grew by less than 60 MB ($grew)" \
+    test "$grew" -lt 60
+expect_eq "an anonymous path takes no large body (Content-Length checked first)" 413 \
+    "$(curl -sSk --max-time 30 -o /dev/null -w '%{http_code}' -X POST -H 'Content-Length: 100000' \
+        --data-binary @/dev/null "$SW_URL/version")"
+# authenticated bodies in flight together: --max-body-memory 32 (MiB)
+out=$(python3 "$HOSTILE" bodies --port "$SW_PORT" --pid "$SW_PID" --conns 40 --size 3000000 \
+    --token "$SW_TOKEN" --path /api/v1/namespaces/default/configmaps --seconds 60)
+echo "authenticated bodies: $out"
+expect_match "40 authenticated 3 MB bodies at once: some get 429 (the budget)" '"429": [0-9]' "$out"
+expect_match "... and the others are read (400: they are not JSON)" '"400": [0-9]' "$out"
+# ---- finding 4: connections ----
+expect_eq "the admin token works before the hold" 200 "$(sw_api GET /api -o /dev/null -w '%{http_code}')"
+python3 "$HOSTILE" hold --port "$SW_PORT" --source 127.0.0.2 --conns 200 --seconds 4 >"$SW_TMP/hold1" &
+HOLD=$!
+sleep 1.5
+expect_eq "while one address holds 200 idle connections, a client with a token is served" 200 \
+    "$(sw_api GET /api -o /dev/null -w '%{http_code}')"
+wait "$HOLD"
+expect_eq "... that address got 100 (--max-connections-per-address)" 100 \
+    "$(sw_json 'at("accepted")' <"$SW_TMP/hold1")"
+HOLDS=()
+for a in 2 3 4 5; do
+    python3 "$HOSTILE" hold --port "$SW_PORT" --source "127.0.0.$a" --conns 50 --seconds 5 \
+        --reconnect >"$SW_TMP/hold-$a" &
+    HOLDS+=("$!")
+done
+sleep 2.5
+for i in 1 2 3; do
+    expect_eq "four addresses filling all 200 connections, reconnecting: a client with a token is served ($i)" \
+        200 "$(sw_api GET /api -o /dev/null -w '%{http_code}')"
+done
+wait "${HOLDS[@]}"
+out=$(python3 "$HOSTILE" trickle --port "$SW_PORT" --interval 0.5 --seconds 10)
+echo "trickle: $out"
+expect_ok "a header trickled a line every 0.5 s is cut near --request-header-timeout 2 ($out)" \
+    python3 -c 'import json, sys; t = json.loads(sys.argv[1])["closed_after_s"]; sys.exit(not (t and 1.5 <= t <= 5))' "$out"
+expect_eq "an authenticated keep-alive connection outlives the header timeout" \
+    '{"first": 200, "second": 200}' "$(python3 "$HOSTILE" keepalive --port "$SW_PORT" --token "$SW_TOKEN" --wait 3.5)"
+
+# ---- finding 7: the smaller ones ----
+CM=/api/v1/namespaces/default/configmaps
+t0=$(date +%s)
+expect_eq "Content-Length: 2147483648 is answered 413 from the header" 413 \
+    "$(sw_api POST "$CM" -o /dev/null -w '%{http_code}' --max-time 20 -H 'Expect:' \
+        -H 'Content-Type: application/json' -H 'Content-Length: 2147483648' --data-binary @/dev/null)"
+expect_ok "... at once, not after a body that never comes" test $(($(date +%s) - t0)) -le 5
+expect_eq "kind given as a JSON object: 400" 400 "$(sw_api POST "$CM" -o "$SW_TMP/out" -w '%{http_code}' \
+    -H 'Content-Type: application/json' -d '{"apiVersion": "v1", "kind": {"a": 1}, "metadata": {"name": "k1"}}')"
+expect_contains "... says why" "kind in the request body must be a string" "$(cat "$SW_TMP/out")"
+expect_eq "labelSelector=%00: 400" 400 "$(sw_api GET "$CM?labelSelector=%00" -o /dev/null -w '%{http_code}')"
+expect_match "duplicate JSON keys are taken with a Warning (fieldValidation Warn, the default)" \
+    '^Warning: 299 - ".*duplicate' "$(sw_api POST "$CM" -o /dev/null -D - -H 'Content-Type: application/json' \
+        -d '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dup"}, "data": {"a": "1", "a": "2"}}' | tr -d '\r')"
+expect_eq "... and the last value wins" 2 "$(sw_api GET "$CM/dup" | sw_json 'at("data.a")')"
+expect_eq "a list with resourceVersion=abc: 400" 400 \
+    "$(sw_api GET "$CM?resourceVersion=abc" -o /dev/null -w '%{http_code}')"
+expect_eq "a list with resourceVersionMatch=Bogus: 400" 400 \
+    "$(sw_api GET "$CM?resourceVersion=0&resourceVersionMatch=Bogus" -o /dev/null -w '%{http_code}')"
+expect_eq "a watch from a revision far ahead: 504" 504 \
+    "$(sw_api GET "$CM?watch=1&resourceVersion=99999999" -o "$SW_TMP/out" -w '%{http_code}' --max-time 15)"
+expect_contains "... Too large resource version" "Too large resource version: 99999999" "$(cat "$SW_TMP/out")"
+
+# ---- finding 5: the watch cache is bounded by bytes ----
+python3 - "$SW_TMP/big-cm.json" <<'PY'
+import json, sys
+json.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+           "data": {"v": "x" * 2900000}}, open(sys.argv[1], "w"))
+PY
+expect_eq "a 2.9 MB ConfigMap" 201 "$(sw_api POST /api/v1/namespaces/default/configmaps -o /dev/null \
+    -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$SW_TMP/big-cm.json")"
+rss() { awk '/^VmRSS:/ {print int($2 / 1024)}' "/proc/$SW_PID/status"; }
+before=$(rss)
+for i in $(seq 60); do
+    printf '[{"op": "add", "path": "/metadata/labels", "value": {"round": "r%d"}}]' "$i" >"$SW_TMP/p.json"
+    c=$(sw_api PATCH /api/v1/namespaces/default/configmaps/big -o /dev/null -w '%{http_code}' \
+        -H 'Content-Type: application/json-patch+json' --data-binary @"$SW_TMP/p.json")
+    [ "$c" = 200 ] || fail "patch $i: $c"
+done
+after=$(rss)
+echo "RSS before $before MB, after 60 updates of a 2.9 MB ConfigMap $after MB"
+expect_ok "60 updates of a 2.9 MB ConfigMap: RSS grew by less than 200 MB ($before -> $after; unbounded: ~335)" \
+    test $((after - before)) -lt 200
+sw_stop_server
+
+# ---- finding 6: /readyz fails while the store refuses writes (etcd under a NOSPACE alarm) ----
+sw_start_etcd
+SW_STORE_FLAGS=(--store "etcd://$SW_ETCD_ENDPOINT")
+sw_start_server
+alarm() { curl -sS --max-time 5 -X POST -d "{\"action\": \"$1\", \"memberID\": \"0\", \"alarm\": \"NOSPACE\"}" \
+    "http://$SW_ETCD_ENDPOINT/v3/maintenance/alarm" >/dev/null; }
+readyz() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "$SW_URL/readyz"; }
+expect_eq "on etcd: ready" 200 "$(readyz)"
+alarm ACTIVATE
+expect_match "under the alarm a write fails" '^5' "$(sw_api POST "$CM" -o /dev/null -w '%{http_code}' \
+    -H 'Content-Type: application/json' -d '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nospace"}}')"
+not_ready() { [ "$(readyz)" = 500 ]; }
+wait_for "/readyz turns 500 while etcd refuses writes" 10 not_ready
+expect_contains "/readyz/store says so" "store failed" "$(curl -sk --max-time 10 "$SW_URL/readyz/store")"
+alarm DEACTIVATE
+ready() { [ "$(readyz)" = 200 ]; }
+wait_for "/readyz is 200 again once the alarm is cleared" 10 ready
+expect_eq "and writes are taken again" 201 "$(sw_api POST "$CM" -o /dev/null -w '%{http_code}' \
+    -H 'Content-Type: application/json' -d '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nospace"}}')"
+sw_finish

@@ -136,7 +136,7 @@ dockercfg_secret()
 user, pw, hosts = sys.argv[1], sys.argv[2], sys.argv[3:]
 auth = base64.b64encode(("%s:%s" % (user, pw)).encode()).decode()
 cfg = {"auths": {h: {"username": user, "password": pw, "auth": auth} for h in hosts}}
-print(base64.b64encode(json.dumps(cfg).encode()).decode())' "$USER_NAME" "$3" "$BASIC" "$TOK")
+print(base64.b64encode(json.dumps(cfg).encode()).decode())' "$USER_NAME" "$3" "$BASIC" "$TOK" "$RD")
     kc apply -f - >/dev/null <<EOF || fail "cannot create secret $1/$2"
 apiVersion: v1
 kind: Secret
@@ -181,6 +181,15 @@ setup_registries()
         --rule oversize always '^/v2/fault/oversize/.*/manifests/' \
         --rule badauth always '^/v2/fault/badauth/'
     FP=127.0.0.1:${REG_TOOL_PORT[fp]}
+    # A registry that sends manifest and blob GETs elsewhere (307), as Docker Hub sends blobs to
+    # a CDN: rd is the basic-auth registry's front, cdn the other host, serving without asking
+    # for credentials (as pre-signed URLs do); both log whether Authorization came.
+    reg_start_tool cdn "$TOOLS/faultproxy.py" --upstream "http://$BASIC" \
+        --upstream-auth "$USER_NAME:$PASSWORD" --log-auth --log "$REG_TMP/cdn.requests"
+    reg_start_tool rd "$TOOLS/faultproxy.py" --upstream "http://$BASIC" --log-auth \
+        --log "$REG_TMP/rd.requests" --redirect-to "http://127.0.0.1:${REG_TOOL_PORT[cdn]}" \
+        --rule redirect always '^/v2/.*/(manifests|blobs)/'
+    RD=127.0.0.1:${REG_TOOL_PORT[rd]}
     pass "registries, token server and fault proxy up"
 }
 
@@ -222,7 +231,8 @@ start_server()
 {
     SW_CONTROLLERS=1 sw_start_server --insecure-registry "$OPEN" --insecure-registry "$BASIC" \
         --insecure-registry "$TOK" --insecure-registry "$DOWN" --insecure-registry "$NOTIFY" \
-        --insecure-registry "$FP" --registry-notifications-token-file "$SW_TMP/notify.token" "$@"
+        --insecure-registry "$FP" --insecure-registry "$RD" \
+        --insecure-registry "127.0.0.1:${REG_TOOL_PORT[cdn]}" --registry-notifications-token-file "$SW_TMP/notify.token" "$@"
 }
 
 # ---- ImageStreamImport by tag and digest ----
@@ -541,6 +551,24 @@ EOF
         "$(cat "$REG_TMP/tokensrv.requests")"
     expect_match "the token server issued a token for the right one" "^/token 200 $USER_NAME\$" \
         "$(cat "$REG_TMP/tokensrv.requests")"
+    # redirects are followed, and the credentials stay with the registry that asked for them
+    kc apply -f - >/dev/null <<EOF || fail "apply imagestream redirected"
+apiVersion: image.openshift.io/v1
+kind: ImageStream
+metadata:
+  name: redirected
+spec:
+  tags:
+  - name: v1
+    from: {kind: DockerImage, name: $RD/private/app:v1}
+EOF
+    wait_is redirected 'head("v1")' "$DBASIC" 15 "a registry that redirects manifests and blobs (307) imports"
+    expect_match "... it did redirect" ' /v2/private/app/manifests/[^ ]* 307 redirect auth=yes$' \
+        "$(cat "$REG_TMP/rd.requests")"
+    expect_match "... the other host served the manifest" ' /v2/private/app/manifests/[^ ]* 200 - auth=no$' \
+        "$(cat "$REG_TMP/cdn.requests")"
+    expect_eq "... and never saw the registry's credentials" "" \
+        "$(grep 'auth=yes' "$REG_TMP/cdn.requests")"
 }
 
 # No retry loop: in a quiet window nothing imports, nothing is written.

@@ -20,12 +20,20 @@ MODE is one of
   oversize   answer 200 with a well-formed OCI image manifest of 1.2 MiB, its own digest in
              Docker-Content-Digest (HEAD: the same headers, no body)
   badauth    answer 401 with a malformed WWW-Authenticate header (--bad-challenge)
+  redirect   answer 307 with Location: --redirect-to followed by the request's path (a
+             registry sending blob and manifest GETs to a CDN); a request without an
+             Authorization header is forwarded instead (the upstream challenges it)
+
+--upstream-auth USER:PASS makes this proxy call the upstream with those basic credentials
+whatever the client sent (a CDN serving pre-signed URLs); with --log-auth each log line ends
+with "auth=yes" or "auth=no": whether the client sent an Authorization header.
 
 Every request is logged to --log as "TIME METHOD PATH STATUS FAULT" (TIME: seconds since the
 epoch with milliseconds; FAULT "-" when forwarded).
 Standard library only.
 """
 import argparse
+import base64
 import hashlib
 import http.client
 import http.server
@@ -39,7 +47,7 @@ import urllib.parse
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
               "trailer", "upgrade", "proxy-authenticate", "proxy-authorization"}
-MODES = ("429", "500", "503", "baddigest", "oversize", "badauth")
+MODES = ("429", "500", "503", "baddigest", "oversize", "badauth", "redirect")
 OVERSIZE_BYTES = 1200 * 1024
 
 
@@ -89,6 +97,9 @@ class Proxy(http.server.ThreadingHTTPServer):
         self.bad_challenge = args.bad_challenge
         self.lock = threading.Lock()
         self.log = open(args.log, "a", buffering=1) if args.log else None
+        self.redirect_to = args.redirect_to
+        self.upstream_auth = args.upstream_auth
+        self.log_auth = args.log_auth
         self.oversize = oversized_manifest()
 
     def pick(self, path, method):
@@ -102,10 +113,12 @@ class Proxy(http.server.ThreadingHTTPServer):
                     return rule
         return None
 
-    def record(self, method, path, status, fault):
+    def record(self, method, path, status, fault, auth=False):
         if self.log:
+            tail = (" auth=yes" if auth else " auth=no") if self.log_auth else ""
             with self.lock:
-                self.log.write("%.3f %s %s %d %s\n" % (time.time(), method, path, status, fault))
+                self.log.write("%.3f %s %s %d %s%s\n" % (time.time(), method, path, status, fault,
+                                                        tail))
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -135,7 +148,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def reply(self, status, headers, body, fault):
         # Recorded first: a client that refuses the body (an oversized manifest) may close the
         # connection while it is written, and the request still happened.
-        self.server.record(self.command, self.path, status, fault)
+        self.server.record(self.command, self.path, status, fault,
+                           "Authorization" in self.headers)
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
@@ -159,6 +173,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode == "badauth":
             return self.error_reply(401, "UNAUTHORIZED", "authentication required",
                                     [("WWW-Authenticate", self.server.bad_challenge)], mode)
+        if mode == "redirect" and "Authorization" not in self.headers:
+            mode = None  # the upstream challenges first: only a caller with credentials moves on
+        if mode == "redirect":
+            return self.reply(307, [("Location", self.server.redirect_to + self.path)], b"", mode)
         if mode == "oversize":
             body, digest = self.server.oversize
             return self.reply(200, [("Content-Type", "application/vnd.oci.image.manifest.v1+json"),
@@ -169,6 +187,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        if self.server.upstream_auth:
+            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+            headers["Authorization"] = "Basic " + base64.b64encode(
+                self.server.upstream_auth.encode()).decode()
         conn = http.client.HTTPConnection(self.server.up_host, self.server.up_port, timeout=30)
         try:
             conn.request(self.command, self.path, body=body, headers=headers)
@@ -194,7 +216,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-        self.server.record(self.command, self.path, resp.status, fault)
+        self.server.record(self.command, self.path, resp.status, fault,
+                           "Authorization" in self.headers)
 
 
 def main():
@@ -206,6 +229,9 @@ def main():
     p.add_argument("--bad-challenge", default='Bearer realm="http://127.0.0.1:1/token',
                    help="the WWW-Authenticate value badauth sends (default: unterminated quote)")
     p.add_argument("--log", help="append one line per request here")
+    p.add_argument("--redirect-to", default="", help="http://HOST:PORT for redirect rules")
+    p.add_argument("--upstream-auth", default="", help="USER:PASS sent to the upstream")
+    p.add_argument("--log-auth", action="store_true", help="log whether Authorization came")
     args = p.parse_args()
     try:
         server = Proxy(("127.0.0.1", args.port), args)
