@@ -9,6 +9,7 @@
 #include "benchlib.h"
 
 #include "util/alloc.h"
+#include "util/error.h"
 #include "util/buf.h"
 #include "util/sha256.h"
 #include "util/str.h"
@@ -608,7 +609,7 @@ static int ig_read_file(const char *path, char **out, size_t *len)
     char chunk[8192];
     size_t r;
     if (!f) {
-        bench_complain("cannot open %s: %s", path, strerror(errno));
+        bench_complain("cannot open %s: %s", path, sw_strerror(errno));
         return -1;
     }
     while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0 && sw_buf_put(&b, chunk, r) == 0) {

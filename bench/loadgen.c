@@ -7,6 +7,7 @@
 #include "benchlib.h"
 
 #include "util/alloc.h"
+#include "util/error.h"
 #include "util/str.h"
 #include "util/time.h"
 
@@ -966,7 +967,7 @@ static int lg_run_start(const struct lg_opts *o)
         signal(SIGPIPE, SIG_DFL); /* the server gets default dispositions, not ours */
         signal(SIGINT, SIG_DFL);
         execvp(o->cmd[0], o->cmd);
-        fprintf(stderr, "sw-loadgen: exec %s: %s\n", o->cmd[0], strerror(errno));
+        fprintf(stderr, "sw-loadgen: exec %s: %s\n", o->cmd[0], sw_strerror(errno));
         _exit(127);
     }
     printf("pid=%d\n", (int)pid); /* at once: if we are killed, the caller still knows it */

@@ -361,7 +361,7 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
     } else if (cc->upload_errno) {
         char msg[160];
         snprintf(msg, sizeof(msg), "the server cannot store the upload: %s",
-                 strerror(cc->upload_errno));
+                 sw_strerror(cc->upload_errno));
         sw_response_error(resp, SW_ERROR, msg, NULL, NULL);
     } else if (sw_notify_matches(url)) {
         /* The registry authenticates with its own token, not the admin one. */
@@ -690,7 +690,7 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
         pthread_cond_destroy(&s->cond);
         sw_free(s);
         return sw_error_set(SW_ERROR, "cannot listen on %s:%u: %s", opts->host, opts->port,
-                            strerror(e));
+                            sw_strerror(e));
     }
     if (opts->compact_interval > 0 && pthread_create(&s->compactor, NULL, compactor_main, s) == 0)
         s->compactor_running = true;

@@ -190,13 +190,13 @@ static int setup(bld *b)
                      parent && *parent ? parent : "/tmp");
     if (k < 0 || (size_t)k >= sizeof(b->dir) || !mkdtemp(b->dir)) {
         int error = sw_error_set(SW_ERROR, "cannot create a scratch directory under %s: %s",
-                                 parent && *parent ? parent : "/tmp", strerror(errno));
+                                 parent && *parent ? parent : "/tmp", sw_strerror(errno));
         b->dir[0] = '\0';
         return error;
     }
     snprintf(b->spool, sizeof(b->spool), "%s/spool", b->dir);
     if (mkdir(b->spool, 0700) < 0)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", b->spool, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", b->spool, sw_strerror(errno));
     int error =
         sw_kubeconfig_from_parts(&kc, b->o->server, b->o->ca_file, b->o->token_file, b->o->ns);
     if (error == 0)
@@ -317,7 +317,7 @@ static int download_chunk(const char *data, size_t len, void *payload)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            return sw_error_set(SW_ERROR, "writing the source: %s", strerror(errno));
+            return sw_error_set(SW_ERROR, "writing the source: %s", sw_strerror(errno));
         off += (size_t)w;
     }
     d->bytes += data ? len : 0;
@@ -335,13 +335,13 @@ static int fetch_binary(bld *b)
     snprintf(path, sizeof(path), "%s/upload", b->dir);
     int error = sw_client_path(&url, &sw_res_builds, b->o->ns, b->o->build, "source");
     if (error == 0 && (d.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
-        error = sw_error_set(SW_ERROR, "cannot create %s: %s", path, strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot create %s: %s", path, sw_strerror(errno));
     if (error == 0)
         error = sw_client_stream(b->api, sw_buf_cstr(&url), &so, download_chunk, &d);
     if (error == 0 && g_stop)
         error = stopped();
     if (d.fd >= 0 && close(d.fd) < 0 && error == 0)
-        error = sw_error_set(SW_ERROR, "closing %s: %s", path, strerror(errno));
+        error = sw_error_set(SW_ERROR, "closing %s: %s", path, sw_strerror(errno));
     sw_buf_dispose(&url);
     if (error < 0)
         return wrapf(error, "cannot download the uploaded source");

@@ -246,7 +246,7 @@ static int spool_bytes(sw_source *s, sw_src_node *n, const void *data, size_t le
     int error = 0;
     int fd = open(s->blobs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0 || fstat(fd, &st) < 0) {
-        error = sw_error_set(SW_ERROR, "cannot open %s: %s", s->blobs, strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot open %s: %s", s->blobs, sw_strerror(errno));
         goto done;
     }
     for (size_t off = 0; off < len;) {
@@ -254,7 +254,7 @@ static int spool_bytes(sw_source *s, sw_src_node *n, const void *data, size_t le
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0) {
-            error = sw_error_set(SW_ERROR, "writing %s: %s", s->blobs, strerror(errno));
+            error = sw_error_set(SW_ERROR, "writing %s: %s", s->blobs, sw_strerror(errno));
             goto done;
         }
         off += (size_t)w;
@@ -265,7 +265,7 @@ static int spool_bytes(sw_source *s, sw_src_node *n, const void *data, size_t le
     n->size = len;
 done:
     if (fd >= 0 && close(fd) < 0 && error == 0)
-        error = sw_error_set(SW_ERROR, "closing %s: %s", s->blobs, strerror(errno));
+        error = sw_error_set(SW_ERROR, "closing %s: %s", s->blobs, sw_strerror(errno));
     return error;
 }
 
@@ -947,12 +947,12 @@ int sw_source_read(const sw_src_node *n, size_t max, char **out, size_t *len)
         return sw_error_set(SW_EINVALID, "\"%.200s\" is not a regular file", n->path);
     int fd = open(n->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "cannot open %s: %s", n->file, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot open %s: %s", n->file, sw_strerror(errno));
     char what[210];
     snprintf(what, sizeof(what), "\"%.200s\"", n->path);
     int error = 0;
     if (n->range && lseek(fd, (off_t)n->off, SEEK_SET) < 0)
-        error = sw_error_set(SW_ERROR, "seeking in %s: %s", n->file, strerror(errno));
+        error = sw_error_set(SW_ERROR, "seeking in %s: %s", n->file, sw_strerror(errno));
     if (error == 0)
         error = sw_path_read_fd(fd, n->file, what, n->range ? n->size : UINT64_MAX, max, out, len);
     close(fd);

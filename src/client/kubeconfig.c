@@ -65,7 +65,7 @@ int sw_kubeconfig_read_file(const char *path, size_t max, char **out, size_t *le
 {
     int error = sw_path_read(path, max, false, out, len);
     if (error == SW_ENOTFOUND)
-        return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", path, strerror(ENOENT));
+        return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", path, sw_strerror(ENOENT));
     if (error == SW_EINVALID)
         return sw_error_set(SW_ELIMIT, "%s is larger than %zu bytes", path, max);
     return error;

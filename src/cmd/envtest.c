@@ -52,9 +52,9 @@ static int link_tool(const char *dir, const char *name)
                             name);
     snprintf(link, sizeof(link), "%s/%s", dir, name);
     if (unlink(link) < 0 && errno != ENOENT)
-        return sw_error_set(SW_ERROR, "cannot replace %s: %s", link, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot replace %s: %s", link, sw_strerror(errno));
     if (symlink(target, link) < 0)
-        return sw_error_set(SW_ERROR, "cannot link %s: %s", link, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot link %s: %s", link, sw_strerror(errno));
     return 0;
 }
 
@@ -72,12 +72,12 @@ int sw_cmd_envtest_assets(int argc, char **argv)
     char self[PATH_MAX], script[PATH_MAX + 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0) {
-        fprintf(stderr, "error: cannot find this slipway binary: %s\n", strerror(errno));
+        fprintf(stderr, "error: cannot find this slipway binary: %s\n", sw_strerror(errno));
         return 1;
     }
     self[n] = '\0';
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        fprintf(stderr, "error: cannot create %s: %s\n", dir, strerror(errno));
+        fprintf(stderr, "error: cannot create %s: %s\n", dir, sw_strerror(errno));
         return 1;
     }
     /* the path single-quoted for sh: ' becomes '\'' */

@@ -72,7 +72,7 @@ static int local_dir(nb_opts *o, const char *dir)
     struct stat st;
     char git[PATH_MAX], real[PATH_MAX];
     if (stat(dir, &st) < 0)
-        return sw_error_set(SW_ENOTFOUND, "%s: %s", dir, strerror(errno));
+        return sw_error_set(SW_ENOTFOUND, "%s: %s", dir, sw_strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return sw_error_set(SW_EINVALID, "%s is not a directory (nor a git repository URL)", dir);
     snprintf(git, sizeof(git), "%s/.git", dir);
@@ -81,7 +81,7 @@ static int local_dir(nb_opts *o, const char *dir)
         return 0;
     }
     if (!realpath(dir, real))
-        return sw_error_set(SW_ERROR, "cannot resolve %s: %s", dir, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot resolve %s: %s", dir, sw_strerror(errno));
     snprintf(o->uri, sizeof(o->uri), "file://%s", real);
     o->type = SRC_GIT;
     return 0;
@@ -96,7 +96,7 @@ static int read_dockerfile(nb_opts *o)
     FILE *f = in ? stdin : fopen(o->dockerfile_file, "r");
     if (!f)
         return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", o->dockerfile_file,
-                            strerror(errno));
+                            sw_strerror(errno));
     /* stop at the cap: /dev/zero or an endless stdin must not read forever */
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && sw_buf_put(&b, chunk, n) == 0)
         ;

@@ -436,9 +436,9 @@ static int run(server_flags *f)
         f->data_dir = f->data_dir_buf;
     }
     if (f->cert_dir && mkdir(f->cert_dir, 0700) < 0 && errno != EEXIST)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", f->cert_dir, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", f->cert_dir, sw_strerror(errno));
     if (mkdir(f->data_dir, 0700) < 0 && errno != EEXIST)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, sw_strerror(errno));
     warn_open_dir(f->data_dir);
     if ((error = load_secret(f->data_dir, "token", token, sizeof(token))) < 0 ||
         (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0)

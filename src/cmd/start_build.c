@@ -201,7 +201,7 @@ static int add_symlink(dirtar *d, sw_tar_entry *e)
     char target[SW_TAR_MAX_PATH];
     ssize_t n = readlink(full_path(d), target, sizeof(target) - 1);
     if (n < 0)
-        return sw_error_set(SW_ERROR, "cannot read the symlink %s: %s", d->full, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read the symlink %s: %s", d->full, sw_strerror(errno));
     target[n] = '\0';
     int error = check_link(d, target);
     sw_tar_entry link = *e; /* sw_tar_add copies what it keeps */
@@ -219,7 +219,7 @@ static int add_entry(dirtar *d)
 {
     struct stat st;
     if (lstat(full_path(d), &st) < 0)
-        return sw_error_set(SW_ERROR, "cannot read %s: %s", d->full, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read %s: %s", d->full, sw_strerror(errno));
     sw_tar_entry e = {.path = d->rel, .mode = st.st_mode & 07777};
     int error;
     if (S_ISLNK(st.st_mode))
@@ -258,7 +258,7 @@ static int walk(dirtar *d)
 {
     DIR *dir = opendir(full_path(d));
     if (!dir)
-        return sw_error_set(SW_ERROR, "cannot read the directory %s: %s", d->full, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read the directory %s: %s", d->full, sw_strerror(errno));
     int error = 0;
     struct dirent *de;
     while (error == 0 && (de = readdir(dir))) {
@@ -287,7 +287,7 @@ static int write_fd(void *payload, const void *data, size_t len)
             continue;
         if (w < 0)
             return sw_error_set(SW_ERROR, "cannot write the upload's temporary file: %s",
-                                strerror(errno));
+                                sw_strerror(errno));
         p += w;
         len -= (size_t)w;
     }
@@ -303,7 +303,7 @@ static int temp_file(int *fd)
     *fd = mkostemp(path, O_CLOEXEC);
     if (*fd < 0)
         return sw_error_set(SW_ERROR, "cannot create a temporary file in %s: %s",
-                            dir && *dir ? dir : "/tmp", strerror(errno));
+                            dir && *dir ? dir : "/tmp", sw_strerror(errno));
     unlink(path);
     return 0;
 }
@@ -318,7 +318,7 @@ static int tar_directory(const char *root, int *fd)
     if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
         error = sw_error_set(SW_ENOTFOUND, "%s is not a directory", root);
     else if (!realpath(root, d->real_root))
-        error = sw_error_set(SW_ERROR, "cannot resolve %s: %s", root, strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot resolve %s: %s", root, sw_strerror(errno));
     d->root = root;
     if (error == 0)
         error = sw_tar_new(&d->tar);
@@ -329,7 +329,7 @@ static int tar_directory(const char *root, int *fd)
     if (error == 0)
         error = sw_tar_write(d->tar, 0, write_fd, fd);
     if (error == 0 && lseek(*fd, 0, SEEK_SET) < 0)
-        error = sw_error_set(SW_ERROR, "cannot rewind the upload: %s", strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot rewind the upload: %s", sw_strerror(errno));
     if (error < 0 && *fd >= 0) {
         close(*fd);
         *fd = -1;
@@ -380,7 +380,7 @@ static long upload_read(char *buf, size_t max, void *payload)
         n = read(u->fd, buf, max);
     while (n < 0 && errno == EINTR);
     if (n < 0)
-        return sw_error_set(SW_ERROR, "cannot read the upload: %s", strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read the upload: %s", sw_strerror(errno));
     u->sent += n;
     progress(u, false);
     return (long)n;
@@ -400,7 +400,7 @@ static int open_source(const start_opts *o, int *fd, const char **what, const ch
     /* O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then refuses it) */
     *fd = open(*path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (*fd < 0)
-        return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", *path, strerror(errno));
+        return sw_error_set(SW_ENOTFOUND, "cannot open %s: %s", *path, sw_strerror(errno));
     if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(*fd);
         *fd = -1;
@@ -454,7 +454,7 @@ static int start_binary(sw_cli *cli, const start_opts *o, json_t **build)
     if (error == 0)
         error = open_source(o, &u.fd, &what, &src);
     if (error == 0 && fstat(u.fd, &st) < 0)
-        error = sw_error_set(SW_ERROR, "cannot read %s: %s", src, strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot read %s: %s", src, sw_strerror(errno));
     if (error == 0) {
         u.total = st.st_size;
         fprintf(stderr, "Uploading %s \"%s\" as binary input for the build ...\n", what, src);

@@ -53,7 +53,7 @@ static int write_private(const char *dir, const char *name, const char *data, si
     snprintf(out, n, "%s/%s", dir, name);
     int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, sw_strerror(errno));
     size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, data + off, len - off);
@@ -62,12 +62,12 @@ static int write_private(const char *dir, const char *name, const char *data, si
         if (w <= 0) {
             int e = errno;
             close(fd);
-            return sw_error_set(SW_ERROR, "cannot write %s: %s", out, strerror(e));
+            return sw_error_set(SW_ERROR, "cannot write %s: %s", out, sw_strerror(e));
         }
         off += (size_t)w;
     }
     if (close(fd) < 0)
-        return sw_error_set(SW_ERROR, "cannot write %s: %s", out, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", out, sw_strerror(errno));
     return 0;
 }
 
@@ -114,7 +114,7 @@ static int prepare(proc_strategy *ps, proc_run *r, const json_t *build, const ch
                               a->pull, sizeof(a->pull));
     snprintf(a->work, sizeof(a->work), "%s/work", r->dir);
     if (error == 0 && mkdir(a->work, 0700) < 0)
-        error = sw_error_set(SW_ERROR, "cannot create %s: %s", a->work, strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot create %s: %s", a->work, sw_strerror(errno));
     if (error < 0)
         return error;
     /* /proc/self/exe keeps working even when the binary is rebuilt under a running server */
@@ -178,7 +178,7 @@ static int spawn(proc_run *r, spawn_args *a, int wfd)
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
-        return sw_error_set(SW_ERROR, "cannot start the builder %s: %s", a->path, strerror(rc));
+        return sw_error_set(SW_ERROR, "cannot start the builder %s: %s", a->path, sw_strerror(rc));
     return 0;
 }
 
@@ -194,14 +194,14 @@ static int proc_start(void *self, const json_t *build, const char *token, const 
     snprintf(r->dir, sizeof(r->dir), "%s/slipway-build-XXXXXX", ps->tmp_dir);
     if (!mkdtemp(r->dir)) {
         error = sw_error_set(SW_ERROR, "cannot create a directory in %s: %s", ps->tmp_dir,
-                             strerror(errno));
+                             sw_strerror(errno));
         r->dir[0] = '\0';
         goto done;
     }
     if ((error = prepare(ps, r, build, token, env, a)) < 0)
         goto done;
     if (pipe2(p, O_CLOEXEC) < 0) {
-        error = sw_error_set(SW_ERROR, "cannot create a pipe: %s", strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot create a pipe: %s", sw_strerror(errno));
         goto done;
     }
     if ((error = spawn(r, a, p[1])) < 0)
@@ -237,7 +237,7 @@ static int proc_poll(void *self, void *run, sw_build_state *state, int *value)
          * is swept of whatever the builder left behind. */
         int rc = waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOHANG | WNOWAIT);
         if (rc < 0 && errno != EINTR)
-            return sw_error_set(SW_ERROR, "cannot wait for the builder: %s", strerror(errno));
+            return sw_error_set(SW_ERROR, "cannot wait for the builder: %s", sw_strerror(errno));
         if (rc == 0 && si.si_pid == r->pid) {
             kill(-r->pid, SIGKILL);
             int status = 0;
@@ -291,7 +291,7 @@ static int proc_cancel(void *self, void *run, bool force)
         return 0;
     int sig = force ? SIGKILL : SIGTERM;
     if (kill(-r->pid, sig) < 0 && kill(r->pid, sig) < 0 && errno != ESRCH)
-        return sw_error_set(SW_ERROR, "cannot signal the builder: %s", strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot signal the builder: %s", sw_strerror(errno));
     return 0;
 }
 
@@ -419,7 +419,7 @@ int sw_build_process_strategy_new(sw_build_strategy **out, const sw_build_proces
     if (access(bin, X_OK) < 0) {
         int e = errno;
         sw_free(ps);
-        return sw_error_set(SW_EINVALID, "the builder %s cannot be run: %s", bin, strerror(e));
+        return sw_error_set(SW_EINVALID, "the builder %s cannot be run: %s", bin, sw_strerror(e));
     }
     ps->bin = sw_strdup(bin);
     ps->tmp_dir = sw_strdup(tmp);

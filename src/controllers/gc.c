@@ -5,7 +5,7 @@
 #include "controllers/gc.h"
 
 #include "client/discovery.h"
-#include "client/events.h"
+#include "controllers/events.h"
 #include "controllers/gc_graph.h"
 #include "meta/ownerref.h"
 #include "util/alloc.h"

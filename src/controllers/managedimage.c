@@ -7,7 +7,7 @@
  * Events are written last, from what the steps found. */
 #include "controllers/managedimage.h"
 
-#include "client/events.h"
+#include "controllers/events.h"
 #include "client/informer.h"
 #include "controllers/gitref.h"
 #include "kinds/build.h"

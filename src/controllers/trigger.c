@@ -5,7 +5,7 @@
  * put back, a new trigger applied). */
 #include "controllers/trigger.h"
 
-#include "client/events.h"
+#include "controllers/events.h"
 #include "client/informer.h"
 #include "controllers/rollouthook.h"
 #include "kinds/imagestream.h"

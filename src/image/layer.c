@@ -31,7 +31,7 @@ static int write_all(int fd, const char *path, const unsigned char *p, size_t n)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            return sw_error_set(SW_ERROR, "layer: writing %s: %s", path, strerror(errno));
+            return sw_error_set(SW_ERROR, "layer: writing %s: %s", path, sw_strerror(errno));
         p += w;
         n -= (size_t)w;
     }
@@ -68,7 +68,7 @@ static int open_out(pipe_state *ps)
         return 0;
     ps->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (ps->fd < 0)
-        return sw_error_set(SW_ERROR, "layer: cannot create %s: %s", path, strerror(errno));
+        return sw_error_set(SW_ERROR, "layer: cannot create %s: %s", path, sw_strerror(errno));
     ps->opened = true;
     return 0;
 }
@@ -80,7 +80,7 @@ static int close_out(pipe_state *ps)
     int rc = close(ps->fd);
     ps->fd = -1;
     if (rc < 0)
-        return sw_error_set(SW_ERROR, "layer: closing %s: %s", ps->opts->out_path, strerror(errno));
+        return sw_error_set(SW_ERROR, "layer: closing %s: %s", ps->opts->out_path, sw_strerror(errno));
     return 0;
 }
 

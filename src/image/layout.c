@@ -39,7 +39,7 @@ static int make_dir(const char *path)
 {
     if (mkdir(path, 0755) == 0 || errno == EEXIST)
         return 0;
-    return sw_error_set(SW_ERROR, "oci layout: cannot create %s: %s", path, strerror(errno));
+    return sw_error_set(SW_ERROR, "oci layout: cannot create %s: %s", path, sw_strerror(errno));
 }
 
 static int write_fd(int fd, const char *path, const void *data, size_t len)
@@ -50,7 +50,7 @@ static int write_fd(int fd, const char *path, const void *data, size_t len)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            return sw_error_set(SW_ERROR, "oci layout: writing %s: %s", path, strerror(errno));
+            return sw_error_set(SW_ERROR, "oci layout: writing %s: %s", path, sw_strerror(errno));
         p += w;
         len -= (size_t)w;
     }
@@ -77,12 +77,12 @@ static int write_atomic(const char *final, const void *data, size_t len)
         return error;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "oci layout: cannot create %s: %s", tmp, strerror(errno));
+        return sw_error_set(SW_ERROR, "oci layout: cannot create %s: %s", tmp, sw_strerror(errno));
     error = write_fd(fd, tmp, data, len);
     if (close(fd) < 0 && error == 0)
-        error = sw_error_set(SW_ERROR, "oci layout: closing %s: %s", tmp, strerror(errno));
+        error = sw_error_set(SW_ERROR, "oci layout: closing %s: %s", tmp, sw_strerror(errno));
     if (error == 0 && rename(tmp, final) < 0)
-        error = sw_error_set(SW_ERROR, "oci layout: renaming to %s: %s", final, strerror(errno));
+        error = sw_error_set(SW_ERROR, "oci layout: renaming to %s: %s", final, sw_strerror(errno));
     if (error < 0)
         unlink(tmp);
     return error;
@@ -233,7 +233,7 @@ int sw_oci_layout_put_layer(sw_oci_layout *l, sw_tar *tar, const sw_layer_opts *
         return error;
     error = blob_path(l, info->digest, final);
     if (error == 0 && rename(tmp, final) < 0)
-        error = sw_error_set(SW_ERROR, "oci layout: renaming to %s: %s", final, strerror(errno));
+        error = sw_error_set(SW_ERROR, "oci layout: renaming to %s: %s", final, sw_strerror(errno));
     if (error < 0)
         unlink(tmp);
     return error;

@@ -380,7 +380,7 @@ static int open_source(const char *src, int *fd_out, uint64_t *size_out)
     int fd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int code = (errno == ENOENT) ? SW_ENOTFOUND : (errno == ELOOP ? SW_EINVALID : SW_ERROR);
-        return sw_error_set(code, "tar: cannot open %s: %s", src, strerror(errno));
+        return sw_error_set(code, "tar: cannot open %s: %s", src, sw_strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -399,7 +399,7 @@ static int open_range(const tar_ent *from, int fd, uint64_t *size)
         return sw_error_set(SW_ECONFLICT, "tar: %s ends before the range of %s", from->src,
                             from->path);
     if (lseek(fd, (off_t)from->off, SEEK_SET) < 0)
-        return sw_error_set(SW_ERROR, "tar: seeking in %s: %s", from->src, strerror(errno));
+        return sw_error_set(SW_ERROR, "tar: seeking in %s: %s", from->src, sw_strerror(errno));
     *size = from->size;
     return 0;
 }
@@ -422,7 +422,7 @@ static int copy_file(tar_out *o, int fd, const char *src, uint64_t size, bool ra
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
-            return sw_error_set(SW_ERROR, "tar: reading %s: %s", src, strerror(errno));
+            return sw_error_set(SW_ERROR, "tar: reading %s: %s", src, sw_strerror(errno));
         if (got == 0)
             return sw_error_set(SW_ECONFLICT, "tar: %s shrank while it was read", src);
         o->len += (size_t)got;

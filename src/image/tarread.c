@@ -93,7 +93,7 @@ static int write_all(int fd, const void *p, size_t n, const char *path)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
-            return sw_error_set(SW_ERROR, "archive: writing %s: %s", path, strerror(errno));
+            return sw_error_set(SW_ERROR, "archive: writing %s: %s", path, sw_strerror(errno));
         off += (size_t)w;
     }
     return 0;
@@ -131,10 +131,10 @@ static int spool(reader *r, struct archive *a, char *path, size_t n)
         return sw_error_set(SW_EINVALID, "archive: spool directory name too long");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "archive: cannot create %s: %s", path, strerror(errno));
+        return sw_error_set(SW_ERROR, "archive: cannot create %s: %s", path, sw_strerror(errno));
     int error = spool_to(r, a, fd, path, &written);
     if (close(fd) < 0 && error == 0)
-        error = sw_error_set(SW_ERROR, "archive: closing %s: %s", path, strerror(errno));
+        error = sw_error_set(SW_ERROR, "archive: closing %s: %s", path, sw_strerror(errno));
     return error;
 }
 
@@ -361,7 +361,7 @@ static int setup(reader *r, sw_tar *t, const sw_tarread_opts *o, struct archive 
         r->spool_fd = open(o->spool_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (r->spool_fd < 0 || fstat(r->spool_fd, &st) < 0) {
             int error = sw_error_set(SW_ERROR, "archive: cannot open %s: %s", o->spool_file,
-                                     strerror(errno));
+                                     sw_strerror(errno));
             if (r->spool_fd >= 0)
                 close(r->spool_fd);
             r->spool_fd = -1;
@@ -393,7 +393,7 @@ static int run(reader *r, struct archive *a, int open_rc, sw_tarread_stats *stat
     sw_free(r->check);
     if (r->spool_fd >= 0 && close(r->spool_fd) < 0 && error == 0)
         error =
-            sw_error_set(SW_ERROR, "archive: closing %s: %s", r->o->spool_file, strerror(errno));
+            sw_error_set(SW_ERROR, "archive: closing %s: %s", r->o->spool_file, sw_strerror(errno));
     return error;
 }
 
@@ -408,7 +408,7 @@ int sw_tarread_add_file(sw_tar *t, const char *path, const sw_tarread_opts *opts
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         error = sw_error_set(errno == ENOENT ? SW_ENOTFOUND : SW_ERROR,
-                             "archive: cannot open %s: %s", path, strerror(errno));
+                             "archive: cannot open %s: %s", path, sw_strerror(errno));
         archive_read_free(a);
         sw_free(r.buf);
         if (r.spool_fd >= 0)

@@ -33,10 +33,10 @@ static int log_path(const sw_kind_ctx *ctx, const char *ns, const char *name, ch
         return sw_error_set(SW_EUNAVAILABLE, "build logs are not available on this server");
     snprintf(out, n, "%s/logs", ctx->data_dir);
     if (create_dirs && mkdir(out, 0700) < 0 && errno != EEXIST)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, sw_strerror(errno));
     snprintf(out, n, "%s/logs/%s", ctx->data_dir, ns);
     if (create_dirs && mkdir(out, 0700) < 0 && errno != EEXIST)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, sw_strerror(errno));
     snprintf(out, n, "%s/logs/%s/%s.log", ctx->data_dir, ns, name);
     return 0;
 }
@@ -63,7 +63,7 @@ static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
         return error;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "cannot open the build log: %s", strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot open the build log: %s", sw_strerror(errno));
     if (fstat(fd, &st) == 0 && (uint64_t)st.st_size + r->body_len > MAX_LOG) {
         close(fd);
         return sw_error_set(SW_ELIMIT, "the build log of %s/%s reached its %d-byte limit", r->ns,
@@ -72,7 +72,7 @@ static int append(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r)
     ssize_t w = r->body_len ? write(fd, r->body, r->body_len) : 0;
     close(fd);
     if (w < 0 || (size_t)w != r->body_len)
-        return sw_error_set(SW_ERROR, "cannot write the build log: %s", strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot write the build log: %s", sw_strerror(errno));
     sw_build_log_wake(r->ns, r->name);
     return 0;
 }

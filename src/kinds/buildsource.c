@@ -26,10 +26,10 @@ static int source_path(const sw_kind_ctx *ctx, const char *ns, const char *name,
         return sw_error_set(SW_EUNAVAILABLE, "binary builds are not available on this server");
     snprintf(out, n, "%s/sources", ctx->data_dir);
     if (create_dirs && mkdir(out, 0700) < 0 && errno != EEXIST)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, sw_strerror(errno));
     snprintf(out, n, "%s/sources/%s", ctx->data_dir, ns);
     if (create_dirs && mkdir(out, 0700) < 0 && errno != EEXIST)
-        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", out, sw_strerror(errno));
     snprintf(out, n, "%s/sources/%s/%s", ctx->data_dir, ns, name);
     return 0;
 }
@@ -41,7 +41,7 @@ static int file_digest(const char *path, char out[SW_SHA256_DIGEST_BUF])
     sw_sha256 h;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "cannot read the uploaded source: %s", strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read the uploaded source: %s", sw_strerror(errno));
     sw_sha256_init(&h);
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf));
@@ -49,7 +49,7 @@ static int file_digest(const char *path, char out[SW_SHA256_DIGEST_BUF])
             continue;
         if (n < 0) {
             int error =
-                sw_error_set(SW_ERROR, "cannot read the uploaded source: %s", strerror(errno));
+                sw_error_set(SW_ERROR, "cannot read the uploaded source: %s", sw_strerror(errno));
             sw_sha256_dispose(&h);
             close(fd);
             return error;
@@ -105,7 +105,7 @@ static int keep_source(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r
 {
     int error = source_path(ctx, r->ns, build, path, n, false);
     if (error == 0 && rename(r->body_file, path) < 0)
-        error = sw_error_set(SW_ERROR, "cannot keep the uploaded source: %s", strerror(errno));
+        error = sw_error_set(SW_ERROR, "cannot keep the uploaded source: %s", sw_strerror(errno));
     if (error < 0) {
         char msg[512];
         sw_strlcpy(msg, sw_error_msg(), sizeof(msg));

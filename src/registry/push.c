@@ -544,7 +544,7 @@ int sw_registry_upload_set_streamed(sw_blob_upload *u)
         return sw_error_set(SW_EINVALID, "upload_set_streamed: only before the first write");
     int buf = SW_UPLOAD_STREAM_BUFFER;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, u->sv) < 0)
-        return sw_error_set(SW_ERROR, "upload: socketpair: %s", strerror(errno));
+        return sw_error_set(SW_ERROR, "upload: socketpair: %s", sw_strerror(errno));
     setsockopt(u->sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
     setsockopt(u->sv[1], SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
     u->streamed = true;
@@ -815,7 +815,7 @@ static int write_fd(sw_blob_upload *u, const blob_src *src)
             continue;
         if (n <= 0) {
             error = sw_error_set(SW_EINVALID, "reading the blob for %s: %s", u->what,
-                                 n < 0 ? strerror(errno) : "file shorter than its size");
+                                 n < 0 ? sw_strerror(errno) : "file shorter than its size");
             break;
         }
         error = sw_registry_upload_write(u, buf, (size_t)n);

@@ -235,13 +235,13 @@ static int sq_lock_path(const char *path, int *fd_out)
         return sw_error_set(SW_EINVALID, "store: database path too long");
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "store: open %s: %s", lock, strerror(errno));
+        return sw_error_set(SW_ERROR, "store: open %s: %s", lock, sw_strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(fd);
         if (e == EWOULDBLOCK)
             return sw_error_set(SW_EUNAVAILABLE, "store: %s is in use by another process", path);
-        return sw_error_set(SW_ERROR, "store: lock %s: %s", lock, strerror(e));
+        return sw_error_set(SW_ERROR, "store: lock %s: %s", lock, sw_strerror(e));
     }
     *fd_out = fd;
     return 0;
@@ -265,7 +265,7 @@ static int sq_private_files(const char *path)
             int e = errno;
             if (fd >= 0)
                 close(fd);
-            return sw_error_set(SW_ERROR, "store: %s: %s", f, strerror(e));
+            return sw_error_set(SW_ERROR, "store: %s: %s", f, sw_strerror(e));
         }
         close(fd);
     }

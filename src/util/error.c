@@ -103,6 +103,14 @@ static const struct {
     {SW_ETOOMANY, 429, "TooManyRequests"},
 };
 
+const char *sw_strerror(int e)
+{
+    static _Thread_local char text[128];
+    /* glibc with _GNU_SOURCE: the GNU strerror_r, which returns the text (maybe its own) */
+    const char *r = strerror_r(e, text, sizeof(text));
+    return r ? r : "unknown error";
+}
+
 int sw_error_http_status(int code)
 {
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)

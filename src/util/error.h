@@ -38,6 +38,10 @@ void sw_error_clear(void);
 void sw_error_attach(void *details, void (*release)(void *details));
 void *sw_error_details(void);
 
+/* The text of errno value e, through strerror_r (strerror is not thread-safe): valid until
+ * the calling thread's next call. */
+const char *sw_strerror(int e);
+
 int sw_error_http_status(int code);
 const char *sw_error_reason(int code);
 

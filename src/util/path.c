@@ -79,7 +79,7 @@ int sw_path_read_fd(int fd, const char *file, const char *what, uint64_t count, 
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            error = sw_error_set(SW_ERROR, "reading %s: %s", file, strerror(errno));
+            error = sw_error_set(SW_ERROR, "reading %s: %s", file, sw_strerror(errno));
         else if (r == 0)
             break;
         else if (sw_buf_put(&b, chunk, (size_t)r) < 0)
@@ -101,7 +101,7 @@ int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t
     if (fd < 0)
         return errno == ENOENT
                    ? SW_ENOTFOUND
-                   : sw_error_set(SW_ERROR, "cannot open %s: %s", path, strerror(errno));
+                   : sw_error_set(SW_ERROR, "cannot open %s: %s", path, sw_strerror(errno));
     int error = sw_path_read_fd(fd, path, path, UINT64_MAX, max, out, len);
     close(fd);
     return error == SW_ELIMIT ? SW_EINVALID : error; /* the message stays */
@@ -137,7 +137,7 @@ int sw_path_write(const char *path, const void *data, size_t len, mode_t mode)
     unlink(tmp); /* a leftover of a crash (a file, or a symlink planted there) goes first */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0)
-        return sw_error_set(SW_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", tmp, sw_strerror(errno));
     const char *p = data;
     size_t off = 0;
     int e = 0;
@@ -156,7 +156,7 @@ int sw_path_write(const char *path, const void *data, size_t len, mode_t mode)
         e = errno;
     if (e != 0) {
         unlink(tmp);
-        return sw_error_set(SW_ERROR, "cannot write %s: %s", path, strerror(e));
+        return sw_error_set(SW_ERROR, "cannot write %s: %s", path, sw_strerror(e));
     }
     sync_parent(path);
     return 0;

@@ -114,6 +114,14 @@ size_t sw_strlcpy(char *dst, const char *src, size_t n)
     return len;
 }
 
+size_t sw_strlcat(char *dst, const char *src, size_t n)
+{
+    size_t have = strnlen(dst, n);
+    if (have == n)
+        return n + strlen(src);
+    return have + sw_strlcpy(dst + have, src, n - have);
+}
+
 uint64_t sw_fnv1a(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;

@@ -31,6 +31,9 @@ bool sw_str_eq(const char *a, const char *b); /* NULL-safe */
 bool sw_str_one_of(const char *s, const char *const *set);
 /* Copies at most n-1 bytes and always terminates; returns strlen(src) like strlcpy. */
 size_t sw_strlcpy(char *dst, const char *src, size_t n);
+/* Appends src to the string in dst (n bytes in all), always terminating; returns the length
+ * the whole string would have, like strlcat. */
+size_t sw_strlcat(char *dst, const char *src, size_t n);
 /* FNV-1a over n bytes, continuing from h (start with SW_FNV1A_OFFSET): for in-memory tables
  * (not a defence against chosen collisions unless h is seeded randomly). */
 #define SW_FNV1A_OFFSET 14695981039346656037ULL

@@ -17,6 +17,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/str.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -527,8 +528,8 @@ static void test_copy_deep_tree_small_stack(void **state)
     fx *f = *state;
     char path[SW_SOURCE_MAX_DEPTH * 2 + 1] = "";
     for (int i = 1; i < SW_SOURCE_MAX_DEPTH; i++)
-        strcat(path, "d/");
-    strcat(path, "f");
+        sw_strlcat(path, "d/", sizeof(path));
+    sw_strlcat(path, "f", sizeof(path));
     add(f, SW_TAR_REG, path, 0644, "deep");
     const char *df = "FROM scratch\nCOPY d /out/\n";
     assert_int_equal(sw_dockerfile_parse(df, strlen(df), NULL, &f->df), 0);

@@ -16,6 +16,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/str.h"
 
 #include <fcntl.h>
 #include <git2.h>
@@ -539,8 +540,8 @@ static char *ignored_of(fx *f, const char *rules)
         fail_msg("ignore %s: %s", rules, sw_error_msg());
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (!visible(f->s, paths[i])) {
-            strcat(buf, "|");
-            strcat(buf, paths[i]);
+            sw_strlcat(buf, "|", sizeof(buf));
+            sw_strlcat(buf, paths[i], sizeof(buf));
         }
     return sw_strdup(buf);
 }
@@ -575,8 +576,8 @@ static void test_dockerignore_not_exponential(void **state)
     char path[128] = "";
     size_t n = 99;
     for (int i = 0; i < 41; i++) /* 41 nested directories */
-        strcat(path, "d/");
-    strcat(path, "f");
+        sw_strlcat(path, "d/", sizeof(path));
+    sw_strlcat(path, "f", sizeof(path));
     add_file(f->s, path, "", 0644);
     alarm(20); /* the old matcher took minutes here; SIGALRM fails the test */
     const char *rules = "**/**/**/**/**/**/**/**/zz\n**/*/**/*/**/*/**/*/**/zz\n";
@@ -597,7 +598,7 @@ static void test_dockerignore_work_cap(void **state)
     char path[256] = "";
     size_t n = 0;
     for (int i = 0; i < 60; i++)
-        strcat(path, "d/");
+        sw_strlcat(path, "d/", sizeof(path));
     for (int i = 0; i < 30; i++) {
         char leaf[300];
         snprintf(leaf, sizeof(leaf), "%sf%d", path, i);

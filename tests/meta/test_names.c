@@ -8,6 +8,7 @@
 
 #include "meta/names.h"
 #include "util/error.h"
+#include "util/str.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +94,10 @@ static void test_label_key(void **state)
     assert_string_equal(sw_error_msg(), "name part must be no more than 63 characters");
     /* prefix of exactly 253 is fine, 254 is not */
     repeat(buf, 'p', 253);
-    strcat(buf, "/n");
+    sw_strlcat(buf, "/n", sizeof(buf));
     assert_int_equal(sw_names_check_label_key(buf), 0);
     repeat(buf, 'p', 254);
-    strcat(buf, "/n");
+    sw_strlcat(buf, "/n", sizeof(buf));
     assert_int_equal(sw_names_check_label_key(buf), SW_EINVALID);
     assert_string_equal(sw_error_msg(), "prefix part must be no more than 253 characters");
 

@@ -10,6 +10,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/str.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -98,9 +99,9 @@ static void test_multiple_unknowns(void **state)
     for (int i = 0; i < 12; i++) {
         char item[16];
         snprintf(item, sizeof(item), "%s\"u%d\":1", i ? "," : "", i);
-        strcat(text, item);
+        sw_strlcat(text, item, sizeof(text));
     }
-    strcat(text, "}");
+    sw_strlcat(text, "}", sizeof(text));
     assert_int_equal(check(text), SW_EBADREQUEST);
     assert_non_null(strstr(sw_error_msg(), "unknown field \"u9\""));
     assert_null(strstr(sw_error_msg(), "unknown field \"u10\""));

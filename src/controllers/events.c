@@ -1,5 +1,5 @@
 /* events: Events recorded by controllers through the API (see events.h). */
-#include "client/events.h"
+#include "controllers/events.h"
 
 #include "meta/event.h"
 #include "util/error.h"

@@ -1,8 +1,8 @@
 /* events: v1 Events recorded by controllers through the API (their shape is meta/event.h's,
  * client-go's EventRecorder's). Recording is best effort: a failure is logged, never returned,
  * so a controller's work does not depend on its events. */
-#ifndef SW_CLIENT_EVENTS_H
-#define SW_CLIENT_EVENTS_H
+#ifndef SW_CONTROLLERS_EVENTS_H
+#define SW_CONTROLLERS_EVENTS_H
 
 #include "client/rest.h"
 
