@@ -58,8 +58,7 @@ static int gg_create(struct bench_conn *c, const struct gg_opts *o, const char *
     if (!uid)
         return 0;
     json_t *root = json_loadb(sw_buf_cstr(&c->resp), c->resp.len, 0, NULL);
-    const char *u =
-        json_string_value(json_object_get(json_object_get(root, "metadata"), "uid"));
+    const char *u = json_string_value(json_object_get(json_object_get(root, "metadata"), "uid"));
     int rc = u && sw_strlcpy(uid, u, n) < n ? 0 : -1;
     json_decref(root);
     return rc;
@@ -111,8 +110,8 @@ static int gg_pool(const struct gg_opts *o, bench_job_fn job)
                                  .payload = (void *)o};
     if (bench_pool_run(&po, &r) < 0)
         return -1;
-    printf("mode=%s inflight=%u objects=%llu errors=%llu secs=%.3f rate=%.1f\n", o->mode,
-           r.workers, (unsigned long long)r.ok, (unsigned long long)r.errors, r.secs,
+    printf("mode=%s inflight=%u objects=%llu errors=%llu secs=%.3f rate=%.1f\n", o->mode, r.workers,
+           (unsigned long long)r.ok, (unsigned long long)r.errors, r.secs,
            r.secs > 0 ? (double)r.ok / r.secs : 0);
     bench_lat_dispose(&r.lat);
     return r.errors ? -1 : 0;

@@ -260,7 +260,8 @@ static int ig_isi_job(struct bench_worker *w, uint64_t job, void *payload)
     json_t *root = ig_conn_json(c, "imagestreamimport");
     json_t *items = json_object_get(json_object_get(root, "status"), "images"), *it;
     size_t i;
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         json_t *st = json_object_get(it, "status");
         if (strcmp(json_string_value(json_object_get(st, "status")) ?: "", "Success") == 0) {
             w->ok++;
@@ -284,10 +285,12 @@ static int ig_count_written(const struct ig_opts *o, uint64_t *tags, uint64_t *e
     *tags = *events = 0;
     if (!root)
         return -1;
-    json_array_foreach(json_object_get(root, "items"), i, s) {
+    json_array_foreach(json_object_get(root, "items"), i, s)
+    {
         json_t *t;
         size_t j;
-        json_array_foreach(json_object_get(json_object_get(s, "status"), "tags"), j, t) {
+        json_array_foreach(json_object_get(json_object_get(s, "status"), "tags"), j, t)
+        {
             size_t n = json_array_size(json_object_get(t, "items"));
             *tags += n > 0;
             *events += n;
@@ -454,7 +457,8 @@ static void ig_status_counts(const json_t *obj, uint8_t *imported, uint8_t *fail
     json_t *t;
     size_t i;
     *imported = *failed = 0;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "tags"), i, t) {
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "tags"), i, t)
+    {
         if (json_array_size(json_object_get(t, "items")))
             (*imported)++;
         else if (json_array_size(json_object_get(t, "conditions")))
@@ -577,7 +581,8 @@ static const char *ig_latest_image(const json_t *obj)
 {
     json_t *t;
     size_t i;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "tags"), i, t) {
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "tags"), i, t)
+    {
         if (strcmp(json_string_value(json_object_get(t, "tag")) ?: "", IG_LAT_TAG) == 0)
             return json_string_value(
                 json_object_get(json_array_get(json_object_get(t, "items"), 0), "image"));

@@ -23,13 +23,15 @@ static bool has_dollar_key(const json_t *v, int depth)
     if (depth > SW_PATCH_MAX_DEPTH + 2)
         return false;
     if (json_is_object(v)) {
-        json_object_foreach((json_t *)v, key, child) {
+        json_object_foreach((json_t *)v, key, child)
+        {
             if (key[0] == '$' || has_dollar_key(child, depth + 1))
                 return true;
         }
     }
     if (json_is_array(v)) {
-        json_array_foreach(v, i, child) {
+        json_array_foreach(v, i, child)
+        {
             if (has_dollar_key(child, depth + 1))
                 return true;
         }

@@ -24,7 +24,8 @@ static json_t *fixed_object(void)
 
 static void exercise(sw_selector *sel, const json_t *obj)
 {
-    (void)sw_selector_match_labels(sel, json_object_get(json_object_get(obj, "metadata"), "labels"));
+    (void)sw_selector_match_labels(sel,
+                                   json_object_get(json_object_get(obj, "metadata"), "labels"));
     (void)sw_selector_match_fields(sel, obj);
     const char *v = sw_selector_field_equals(sel, "metadata.name");
     if (v)

@@ -122,18 +122,18 @@ static int pb_want(const char *name, unsigned wt, unsigned want)
 /* ---- schemas ---- */
 
 typedef enum pb_type {
-    T_STRING,     /* string */
-    T_INT32,      /* int32 varint */
-    T_INT64,      /* int64 varint */
-    T_BOOL,       /* bool varint */
-    T_MESSAGE,    /* embedded message -> object (always written, even when empty) */
-    T_MESSAGES,   /* repeated message -> array of objects */
-    T_STRINGS,    /* repeated string -> array */
-    T_MAP_STRING, /* map<string, string> -> object */
-    T_MAP_BYTES,  /* map<string, bytes> -> object of base64 strings */
-    T_TIME,       /* meta/v1 Time -> "2006-01-02T15:04:05Z" */
-    T_MICROTIME,  /* meta/v1 MicroTime -> "2006-01-02T15:04:05.000000Z" */
-    T_FIELDSV1,   /* meta/v1 FieldsV1 {1: raw JSON} -> that JSON */
+    T_STRING,       /* string */
+    T_INT32,        /* int32 varint */
+    T_INT64,        /* int64 varint */
+    T_BOOL,         /* bool varint */
+    T_MESSAGE,      /* embedded message -> object (always written, even when empty) */
+    T_MESSAGES,     /* repeated message -> array of objects */
+    T_STRINGS,      /* repeated string -> array */
+    T_MAP_STRING,   /* map<string, string> -> object */
+    T_MAP_BYTES,    /* map<string, bytes> -> object of base64 strings */
+    T_TIME,         /* meta/v1 Time -> "2006-01-02T15:04:05Z" */
+    T_MICROTIME,    /* meta/v1 MicroTime -> "2006-01-02T15:04:05.000000Z" */
+    T_FIELDSV1,     /* meta/v1 FieldsV1 {1: raw JSON} -> that JSON */
     T_MAP_QUANTITY, /* map<string, resource.Quantity {1: string}> -> object of strings */
     T_INTORSTR,     /* intstr.IntOrString {1: type, 2: intVal, 3: strVal} -> number or string */
 } pb_type;
@@ -338,8 +338,8 @@ SCHEMA(lease, lease_f);
  * Probes, volumes, affinity, security contexts with content and the like are refused (send
  * JSON for those). */
 static const pb_field container_port_f[] = {
-    {1, "name", T_STRING, 0, NULL},          {2, "hostPort", T_INT32, 0, NULL},
-    {3, "containerPort", T_INT32, 0, NULL},  {4, "protocol", T_STRING, 0, NULL},
+    {1, "name", T_STRING, 0, NULL},         {2, "hostPort", T_INT32, 0, NULL},
+    {3, "containerPort", T_INT32, 0, NULL}, {4, "protocol", T_STRING, 0, NULL},
     {5, "hostIP", T_STRING, 0, NULL},
 };
 STRICT(container_port, container_port_f, "ContainerPort");

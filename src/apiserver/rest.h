@@ -10,7 +10,7 @@ typedef struct sw_route {
     const sw_kind *kind;
     char ns[256];
     char name[256];
-    char sub[32]; /* "", "status", "finalize", or a custom subresource's name */
+    char sub[32];   /* "", "status", "finalize", or a custom subresource's name */
     char rest[512]; /* path after a custom subresource that takes one */
     const sw_subresource *subres;
     bool has_ns;
@@ -31,7 +31,8 @@ int sw_rest_check_namespace(sw_api *api, const char *ns, bool creating);
 bool sw_rest_namespace_terminating(sw_api *api, const char *ns);
 
 typedef struct sw_selector sw_selector;
-/* Parses labelSelector/fieldSelector for kind k (metadata.name/namespace plus the kind's fields). */
+/* Parses labelSelector/fieldSelector for kind k (metadata.name/namespace plus the kind's fields).
+ */
 int sw_rest_parse_selectors(const sw_kind *k, const sw_request *req, sw_selector **labels,
                             sw_selector **fields);
 
@@ -62,8 +63,7 @@ int sw_rest_read_body(const sw_request *req, const sw_route *rt, sw_response *re
 int sw_rest_create_obj(sw_api *api, const sw_kind *k, json_t *obj, bool dry_run);
 int sw_rest_update_obj(sw_api *api, const sw_kind *k, json_t **objp, bool status, bool dry_run);
 /* Serves a custom subresource of a stored kind. */
-void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
-                         sw_response *resp);
+void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 /* Serves a virtual kind through its sw_virtual_ops. */
 void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 

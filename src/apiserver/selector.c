@@ -480,8 +480,8 @@ static bool field_allowed(const char *const *allowed, const char *f)
     return false;
 }
 
-static int parse_field_term(const char *all, const char *t, size_t n,
-                            const char *const *allowed, sw_selector *sel)
+static int parse_field_term(const char *all, const char *t, size_t n, const char *const *allowed,
+                            sw_selector *sel)
 {
     size_t lhs_len, rhs_at;
     enum sel_op op;

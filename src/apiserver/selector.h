@@ -7,8 +7,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#define SW_SELECTOR_MAX_LEN 4096 /* bytes in a selector string */
-#define SW_SELECTOR_MAX_REQS 64  /* requirements (terms) per selector */
+#define SW_SELECTOR_MAX_LEN 4096  /* bytes in a selector string */
+#define SW_SELECTOR_MAX_REQS 64   /* requirements (terms) per selector */
 #define SW_SELECTOR_MAX_VALUES 64 /* values in one in/notin set */
 
 typedef struct sw_selector sw_selector; /* opaque */

@@ -23,7 +23,6 @@ int sw_tls_read_ca(const char *path, char **pem);
  * its O attributes the groups (comma-separated into groups). 0 with both set; SW_EUNAUTHORIZED
  * without a message when the client sent no certificate, with "Unauthorized" when it does not
  * verify. Nothing of the certificate is logged. */
-int sw_tls_peer_identity(void *session, char *user, size_t user_n, char *groups,
-                         size_t groups_n);
+int sw_tls_peer_identity(void *session, char *user, size_t user_n, char *groups, size_t groups_n);
 
 #endif

@@ -513,7 +513,8 @@ static int extract_range(const lsrc *src, const char *to)
     int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     int error = 0;
     if (in < 0 || out < 0 || lseek(in, (off_t)src->off, SEEK_SET) < 0)
-        error = sw_error_set(SW_ERROR, "cannot copy %s to %s: %s", src->file, to, sw_strerror(errno));
+        error =
+            sw_error_set(SW_ERROR, "cannot copy %s to %s: %s", src->file, to, sw_strerror(errno));
     for (uint64_t left = src->size; error == 0 && left > 0;) {
         ssize_t r = read(in, buf, left < sizeof(buf) ? (size_t)left : sizeof(buf));
         if (r < 0 && errno == EINTR)

@@ -64,7 +64,6 @@ bool sw_builder_stop_requested(void)
     return g_stop != 0;
 }
 
-
 typedef struct bld {
     const sw_builder_opts *o;
     int64_t t0; /* monotonic ms at the start, for the log */

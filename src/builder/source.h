@@ -13,11 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SW_SOURCE_MAX_LINKS 40                  /* symlinks followed while resolving one path */
-#define SW_SOURCE_MAX_DEPTH 256                 /* path components of one entry */
-#define SW_SOURCE_MAX_PATH_BYTES (256ULL << 20) /* the paths of all entries together */
-#define SW_SOURCE_MAX_PATTERN_SEGMENTS 256      /* path segments of one .dockerignore line */
-#define SW_SOURCE_MAX_IGNORE_RULES 10000        /* lines of a .dockerignore */
+#define SW_SOURCE_MAX_LINKS 40                   /* symlinks followed while resolving one path */
+#define SW_SOURCE_MAX_DEPTH 256                  /* path components of one entry */
+#define SW_SOURCE_MAX_PATH_BYTES (256ULL << 20)  /* the paths of all entries together */
+#define SW_SOURCE_MAX_PATTERN_SEGMENTS 256       /* path segments of one .dockerignore line */
+#define SW_SOURCE_MAX_IGNORE_RULES 10000         /* lines of a .dockerignore */
 #define SW_SOURCE_MAX_IGNORE_WORK (512ULL << 20) /* pattern-segment tests of one .dockerignore */
 #define SW_SOURCE_MAX_GIT_BLOB (256ULL << 20)    /* one file of a git source (read into memory) */
 
@@ -39,9 +39,9 @@ void sw_source_free(sw_source *s);
 /* What a source may hold; a field left 0 keeps its default. Entries count every node of the
  * tree, directories created for a child included. */
 typedef struct sw_source_limits {
-    size_t max_entries;      /* default SW_TAR_MAX_ENTRIES */
-    uint64_t max_bytes;      /* contents of an archive or a git tree; SW_TARREAD_MAX_BYTES */
-    uint64_t max_path_bytes; /* the paths of all entries; SW_SOURCE_MAX_PATH_BYTES */
+    size_t max_entries;       /* default SW_TAR_MAX_ENTRIES */
+    uint64_t max_bytes;       /* contents of an archive or a git tree; SW_TARREAD_MAX_BYTES */
+    uint64_t max_path_bytes;  /* the paths of all entries; SW_SOURCE_MAX_PATH_BYTES */
     uint64_t max_ignore_work; /* .dockerignore tests; SW_SOURCE_MAX_IGNORE_WORK */
 } sw_source_limits;
 

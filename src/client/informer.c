@@ -40,7 +40,7 @@ struct sw_informer {
     sw_watch *watch; /* cancelled by stop */
     pthread_t thread;
     int64_t next_resync_ms;
-    int events; /* events seen by the current watch */
+    int events;                             /* events seen by the current watch */
     inf_index idx[SW_INFORMER_MAX_INDEXES]; /* fixed before start; maps guarded by mu */
     int nidx;
 };

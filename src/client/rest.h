@@ -28,23 +28,23 @@ typedef struct sw_resource {
     bool namespaced;
 } sw_resource;
 
-extern const sw_resource sw_res_namespaces;   /* v1 namespaces */
-extern const sw_resource sw_res_configmaps;   /* v1 configmaps */
-extern const sw_resource sw_res_secrets;      /* v1 secrets */
-extern const sw_resource sw_res_events;       /* v1 events */
+extern const sw_resource sw_res_namespaces;      /* v1 namespaces */
+extern const sw_resource sw_res_configmaps;      /* v1 configmaps */
+extern const sw_resource sw_res_secrets;         /* v1 secrets */
+extern const sw_resource sw_res_events;          /* v1 events */
 extern const sw_resource sw_res_serviceaccounts; /* v1 serviceaccounts */
-extern const sw_resource sw_res_imagestreams; /* image.openshift.io/v1 imagestreams */
+extern const sw_resource sw_res_imagestreams;    /* image.openshift.io/v1 imagestreams */
 extern const sw_resource sw_res_imagestreamtags, sw_res_imagestreamimages,
-    sw_res_imagestreamimports, sw_res_imagestreammappings; /* image.openshift.io/v1 */
+    sw_res_imagestreamimports, sw_res_imagestreammappings;   /* image.openshift.io/v1 */
 extern const sw_resource sw_res_builds, sw_res_buildconfigs; /* build.openshift.io/v1 */
 extern const sw_resource sw_res_managedimages; /* image.slipway.dev/v1alpha1 managedimages */
 extern const sw_resource sw_res_pods;          /* v1 pods */
 extern const sw_resource sw_res_replicationcontrollers; /* v1 replicationcontrollers */
-extern const sw_resource sw_res_deploymentconfigs; /* apps.openshift.io/v1 deploymentconfigs */
+extern const sw_resource sw_res_deploymentconfigs;      /* apps.openshift.io/v1 deploymentconfigs */
 extern const sw_resource sw_res_deployments, sw_res_replicasets, sw_res_statefulsets,
     sw_res_daemonsets, sw_res_controllerrevisions; /* apps/v1 */
-extern const sw_resource sw_res_cronjobs;      /* batch/v1 cronjobs */
-extern const sw_resource sw_res_leases;        /* coordination.k8s.io/v1 leases */
+extern const sw_resource sw_res_cronjobs;          /* batch/v1 cronjobs */
+extern const sw_resource sw_res_leases;            /* coordination.k8s.io/v1 leases */
 
 typedef struct sw_client_opts {
     const char *user_agent; /* NULL: "slipway/<version>" */

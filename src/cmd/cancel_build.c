@@ -72,8 +72,8 @@ static int check_args(const sw_cli *cli, cancel_opts *o)
 static int mark_cancelled(sw_cli *cli, const char *name)
 {
     json_t *patch = json_pack("{s:{s:b}}", "status", "cancelled", 1);
-    int error = sw_client_patch_sub(cli->client, &sw_res_builds, cli->ns, name, "status",
-                                    "merge", patch, NULL);
+    int error = sw_client_patch_sub(cli->client, &sw_res_builds, cli->ns, name, "status", "merge",
+                                    patch, NULL);
     json_decref(patch);
     if (error == 0) {
         printf("build.build.openshift.io/%s marked for cancellation, waiting to be cancelled\n",

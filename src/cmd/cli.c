@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <string.h>
 
-
 /* ---- flags ---- */
 
 #define NCOMMON 3
@@ -19,16 +18,24 @@
 /* The flags every verb has; values go into cli (NULL: for the help text only). */
 static void common_flags(sw_cli *cli, sw_cli_flag out[NCOMMON])
 {
-    out[0] = (sw_cli_flag){.name = "kubeconfig", .kind = SW_CLI_STRING,
-                           .value = cli ? &cli->kubeconfig : NULL, .arg = "FILE",
+    out[0] = (sw_cli_flag){.name = "kubeconfig",
+                           .kind = SW_CLI_STRING,
+                           .value = cli ? &cli->kubeconfig : NULL,
+                           .arg = "FILE",
                            .help = "Path to the kubeconfig file (default: $KUBECONFIG, then "
                                    "~/.kube/config)."};
-    out[1] = (sw_cli_flag){.name = "namespace", .short_name = 'n', .kind = SW_CLI_STRING,
-                           .value = cli ? &cli->namespace : NULL, .arg = "NS",
+    out[1] = (sw_cli_flag){.name = "namespace",
+                           .short_name = 'n',
+                           .kind = SW_CLI_STRING,
+                           .value = cli ? &cli->namespace : NULL,
+                           .arg = "NS",
                            .help = "The namespace to work in (default: the kubeconfig "
                                    "context's)."};
-    out[2] = (sw_cli_flag){.name = "help", .short_name = 'h', .kind = SW_CLI_BOOL,
-                           .value = cli ? &cli->help : NULL, .help = "Show this help."};
+    out[2] = (sw_cli_flag){.name = "help",
+                           .short_name = 'h',
+                           .kind = SW_CLI_BOOL,
+                           .value = cli ? &cli->help : NULL,
+                           .help = "Show this help."};
 }
 
 /* A command's flags followed by the common ones. */
@@ -71,8 +78,9 @@ static int set_flag(const sw_cli_flag *f, const char *shown, const char *inline_
     if (f->kind == SW_CLI_BOOL) {
         bool v = true;
         if (inline_value && sw_str_to_bool(inline_value, &v) < 0)
-            return sw_error_set(SW_EINVALID, "invalid argument \"%s\" for \"%s\": expected true or "
-                                             "false",
+            return sw_error_set(SW_EINVALID,
+                                "invalid argument \"%s\" for \"%s\": expected true or "
+                                "false",
                                 inline_value, shown);
         *(bool *)f->value = v;
         return 0;
@@ -156,8 +164,8 @@ static void help_flag(FILE *f, const sw_cli_flag *fl)
 {
     char left[64];
     if (fl->short_name)
-        snprintf(left, sizeof(left), "-%c, --%s%s%s", fl->short_name, fl->name,
-                 fl->arg ? " " : "", fl->arg ? fl->arg : "");
+        snprintf(left, sizeof(left), "-%c, --%s%s%s", fl->short_name, fl->name, fl->arg ? " " : "",
+                 fl->arg ? fl->arg : "");
     else
         snprintf(left, sizeof(left), "    --%s%s%s", fl->name, fl->arg ? " " : "",
                  fl->arg ? fl->arg : "");
@@ -274,8 +282,8 @@ static int reference_target(const json_t *stream, const json_t *spec, const char
     return SW_CLI_FOLLOW_OK;
 }
 
-int sw_cli_follow_tag(const json_t *stream, const char *tag, const char **final,
-                      const json_t **ref, bool *multiple)
+int sw_cli_follow_tag(const json_t *stream, const char *tag, const char **final, const json_t **ref,
+                      bool *multiple)
 {
     /* More steps than spec tags means some tag was visited twice: a cycle. */
     size_t steps = json_array_size(sw_json_at(stream, "spec.tags")) + 1;

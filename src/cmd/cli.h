@@ -14,8 +14,8 @@
 #include <stdio.h>
 
 typedef enum sw_cli_kind {
-    SW_CLI_BOOL,   /* value is a bool *; --flag, --flag=true|false */
-    SW_CLI_STRING, /* value is a const char **; --flag VALUE, --flag=VALUE */
+    SW_CLI_BOOL,    /* value is a bool *; --flag, --flag=true|false */
+    SW_CLI_STRING,  /* value is a const char **; --flag VALUE, --flag=VALUE */
     SW_CLI_STRINGS, /* value is a sw_cli_strings *; every occurrence appends (--env A --env B) */
 } sw_cli_kind;
 
@@ -27,13 +27,13 @@ typedef struct sw_cli_strings {
 } sw_cli_strings;
 
 typedef struct sw_cli_flag {
-    const char *name;  /* long name without dashes ("from") */
-    char short_name;   /* 'd' for -d, or 0 */
+    const char *name; /* long name without dashes ("from") */
+    char short_name;  /* 'd' for -d, or 0 */
     sw_cli_kind kind;
-    void *value;       /* where the parsed value goes */
-    const char *arg;   /* the value's placeholder in the help ("REF"); NULL for booleans */
-    const char *help;  /* one sentence */
-    bool *seen;        /* set to true when the flag is given, or NULL */
+    void *value;      /* where the parsed value goes */
+    const char *arg;  /* the value's placeholder in the help ("REF"); NULL for booleans */
+    const char *help; /* one sentence */
+    bool *seen;       /* set to true when the flag is given, or NULL */
 } sw_cli_flag;
 
 typedef struct sw_cli_command {
@@ -53,9 +53,9 @@ typedef struct sw_cli {
     bool help;              /* -h/--help was given */
     char **args;            /* positional arguments (borrowed from argv) */
     size_t nargs;
-    int timeout_ms;         /* per request, set before connect; 0: the client's default */
-    sw_client *client;      /* after sw_cli_connect */
-    const char *ns;         /* the namespace to use: --namespace or the kubeconfig's */
+    int timeout_ms;    /* per request, set before connect; 0: the client's default */
+    sw_client *client; /* after sw_cli_connect */
+    const char *ns;    /* the namespace to use: --namespace or the kubeconfig's */
 } sw_cli;
 
 #define SW_CLI_EXIT_USAGE 2
@@ -88,10 +88,10 @@ enum sw_cli_follow {
     SW_CLI_FOLLOW_NOT_FOUND, /* no spec tag at the end of the chain */
     SW_CLI_FOLLOW_CROSS,     /* a reference into another stream or namespace */
     SW_CLI_FOLLOW_CIRCULAR,
-    SW_CLI_FOLLOW_INVALID,   /* a reference name that is not <stream>:<tag> */
+    SW_CLI_FOLLOW_INVALID, /* a reference name that is not <stream>:<tag> */
 };
-int sw_cli_follow_tag(const json_t *stream, const char *tag, const char **final,
-                      const json_t **ref, bool *multiple);
+int sw_cli_follow_tag(const json_t *stream, const char *tag, const char **final, const json_t **ref,
+                      bool *multiple);
 
 /* The newest status event of tag, or NULL. */
 const json_t *sw_cli_latest_event(const json_t *stream, const char *tag);

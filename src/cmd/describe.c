@@ -22,7 +22,8 @@
 #define TW_MAX_COLUMNS 16
 #define TW_TAB_WIDTH 8
 
-/* ---- column layout: Go's text/tabwriter with minwidth 0, tabwidth 8, padding 1, padchar '\t' ---- */
+/* ---- column layout: Go's text/tabwriter with minwidth 0, tabwidth 8, padding 1, padchar '\t' ----
+ */
 
 typedef struct tw_line {
     sw_str *cells; /* split at '\t'; the last one is the line's trailing text */
@@ -201,7 +202,8 @@ static const char **sorted_keys(const json_t *obj, const char *skip, size_t *n)
     const char *k;
     json_t *v;
     *n = 0;
-    json_object_foreach((json_t *)obj, k, v) {
+    json_object_foreach((json_t *)obj, k, v)
+    {
         if (!skip || strcmp(k, skip))
             keys[(*n)++] = k;
     }
@@ -258,8 +260,10 @@ static size_t unique_images(const json_t *stream)
     json_t *seen = json_object();
     size_t i, j;
     json_t *st, *ev;
-    json_array_foreach(sw_json_at(stream, "status.tags"), i, st) {
-        json_array_foreach(json_object_get(st, "items"), j, ev) {
+    json_array_foreach(sw_json_at(stream, "status.tags"), i, st)
+    {
+        json_array_foreach(json_object_get(st, "items"), j, ev)
+        {
             const char *id = sw_json_str_at(ev, "image");
             const char *ref = sw_json_str_at(ev, "dockerImageReference");
             const char *key = id && *id ? id : ref;
@@ -281,7 +285,8 @@ static int64_t observed_generation(const json_t *stream, const char *tag)
     json_t *c;
     if (sw_json_int_at(sw_cli_latest_event(stream, tag), "generation", &g) && g > gen)
         gen = g;
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+    json_array_foreach(json_object_get(st, "conditions"), i, c)
+    {
         if (!sw_str_eq(sw_json_str_at(c, "type"), "ImportSuccess"))
             continue;
         if (sw_json_int_at(c, "generation", &g) && g > gen)
@@ -294,27 +299,30 @@ static int64_t observed_generation(const json_t *stream, const char *tag)
 /* Tags in the order oc lists them, and which spec tags are same-stream aliases (shown next to
  * the tag they resolve to instead of on their own). */
 typedef struct tag_list {
-    const char **names;   /* status tags, then spec-only tags, prioritized */
+    const char **names; /* status tags, then spec-only tags, prioritized */
     size_t n;
-    const char **alias;   /* spec tags that follow another tag */
-    const char **target;  /* the tag each alias resolves to */
+    const char **alias;  /* spec tags that follow another tag */
+    const char **target; /* the tag each alias resolves to */
     size_t nalias;
 } tag_list;
 
 static void tag_list_build(tag_list *tl, const json_t *stream)
 {
-    const json_t *spec = sw_json_at(stream, "spec.tags"), *status = sw_json_at(stream, "status.tags");
+    const json_t *spec = sw_json_at(stream, "spec.tags"),
+                 *status = sw_json_at(stream, "status.tags");
     size_t i, cap = json_array_size(spec) + json_array_size(status) + 1;
     json_t *t;
     memset(tl, 0, sizeof(*tl));
     tl->names = sw_calloc(cap, sizeof(char *));
     tl->alias = sw_calloc(cap, sizeof(char *));
     tl->target = sw_calloc(cap, sizeof(char *));
-    json_array_foreach(status, i, t) {
+    json_array_foreach(status, i, t)
+    {
         if (sw_json_str_at(t, "tag"))
             tl->names[tl->n++] = sw_json_str_at(t, "tag");
     }
-    json_array_foreach(spec, i, t) {
+    json_array_foreach(spec, i, t)
+    {
         const char *name = sw_json_str_at(t, "name"), *final;
         const json_t *ref;
         bool multiple;
@@ -381,8 +389,9 @@ static void put_tag_source(sw_buf *b, const json_t *stream, const json_t *spec)
         sw_buf_puts(b, "  tag without source image\n");
     else if (sw_str_eq(kind, "ImageStreamTag"))
         sw_buf_printf(b, "  %s %s\n",
-                      reference ? "reference to" : scheduled ? "updates automatically from"
-                                                             : "tagged from",
+                      reference   ? "reference to"
+                      : scheduled ? "updates automatically from"
+                                  : "tagged from",
                       name);
     else if (sw_str_eq(kind, "DockerImage"))
         sw_buf_printf(b, "  %s %s\n",
@@ -446,7 +455,8 @@ static void put_tag_status(sw_buf *b, const json_t *st, bool importing, int64_t 
     char age[80];
     if (importing)
         sw_buf_puts(b, "  ~ importing latest image ...\n");
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+    json_array_foreach(json_object_get(st, "conditions"), i, c)
+    {
         if (!sw_str_eq(sw_json_str_at(c, "type"), "ImportSuccess") ||
             !sw_str_eq(sw_json_str_at(c, "status"), "False"))
             continue;
@@ -458,7 +468,8 @@ static void put_tag_status(sw_buf *b, const json_t *st, bool importing, int64_t 
         sw_buf_puts(b, "  not available\n");
         return;
     }
-    json_array_foreach(json_object_get(st, "items"), i, ev) {
+    json_array_foreach(json_object_get(st, "items"), i, ev)
+    {
         const char *ref = sw_json_str_at(ev, "dockerImageReference") ?: "";
         const char *id = sw_json_str_at(ev, "image");
         const char *at = strrchr(ref, '@');
@@ -514,7 +525,7 @@ void sw_describe_imagestream(sw_buf *out, const json_t *stream, int64_t now)
     const char *pub = sw_json_str_at(stream, "status.publicDockerImageRepository");
     sw_describe__meta(&b, json_object_get(stream, "metadata"), now);
     sw_describe__field(&b, "Image Repository",
-              pub && *pub ? pub : sw_json_str_at(stream, "status.dockerImageRepository"));
+                       pub && *pub ? pub : sw_json_str_at(stream, "status.dockerImageRepository"));
     sw_buf_printf(&b, "Image Lookup:\tlocal=%s\n",
                   sw_json_bool_at(stream, "spec.lookupPolicy.local") ? "true" : "false");
     put_stream_tags(&b, stream, now);
@@ -529,7 +540,8 @@ static void join_strings(sw_buf *b, const json_t *arr, const char *sep)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) {
+    json_array_foreach(arr, i, v)
+    {
         sw_buf_printf(b, "%s%s", i ? sep : "", json_is_string(v) ? json_string_value(v) : "");
     }
 }
@@ -557,7 +569,8 @@ static void put_layers(sw_buf *b, const json_t *image, const json_t *md)
     sw_buf_printf(b, "Image Size:\t%s in %zu layers\n", size, json_array_size(layers));
     size_t i;
     json_t *l;
-    json_array_foreach(layers, i, l) {
+    json_array_foreach(layers, i, l)
+    {
         int64_t n = 0;
         sw_json_int_at(l, "size", &n);
         human_size((double)n, size, sizeof(size));
@@ -569,7 +582,8 @@ static void put_manifests(sw_buf *b, const json_t *image)
 {
     size_t i;
     json_t *m;
-    json_array_foreach(json_object_get(image, "dockerImageManifests"), i, m) {
+    json_array_foreach(json_object_get(image, "dockerImageManifests"), i, m)
+    {
         sw_buf_printf(b, "%s\t%s/%s\t%s\n", i ? "" : "Manifests:", sw_json_str_at(m, "os") ?: "",
                       sw_json_str_at(m, "architecture") ?: "", sw_json_str_at(m, "digest") ?: "");
     }
@@ -605,7 +619,8 @@ static void put_config(sw_buf *b, const json_t *conf)
     put_map(b, "Docker Labels", json_object_get(conf, "Labels"), NULL);
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(conf, "Env"), i, e) {
+    json_array_foreach(json_object_get(conf, "Env"), i, e)
+    {
         sw_buf_printf(b, "%s\t%s\n", i ? "" : "Environment:", json_string_value(e) ?: "");
     }
     put_key_lines(b, "Volumes", json_object_get(conf, "Volumes"), false);
@@ -651,18 +666,18 @@ static enum target_kind kind_of(const char *type, size_t len)
         const char *name;
         enum target_kind kind;
     } names[] = {
-        {"is", T_STREAM},        {"imagestream", T_STREAM},      {"imagestreams", T_STREAM},
-        {"istag", T_TAG},        {"imagestreamtag", T_TAG},      {"imagestreamtags", T_TAG},
-        {"isimage", T_IMAGE},    {"imagestreamimage", T_IMAGE},  {"imagestreamimages", T_IMAGE},
-        {"bc", T_BC},            {"buildconfig", T_BC},          {"buildconfigs", T_BC},
-        {"build", T_BUILD},      {"builds", T_BUILD},            {"mi", T_MI},
-        {"managedimage", T_MI},  {"managedimages", T_MI},
+        {"is", T_STREAM},       {"imagestream", T_STREAM},     {"imagestreams", T_STREAM},
+        {"istag", T_TAG},       {"imagestreamtag", T_TAG},     {"imagestreamtags", T_TAG},
+        {"isimage", T_IMAGE},   {"imagestreamimage", T_IMAGE}, {"imagestreamimages", T_IMAGE},
+        {"bc", T_BC},           {"buildconfig", T_BC},         {"buildconfigs", T_BC},
+        {"build", T_BUILD},     {"builds", T_BUILD},           {"mi", T_MI},
+        {"managedimage", T_MI}, {"managedimages", T_MI},
     };
     static const char *const groups[] = {".image.openshift.io", ".build.openshift.io",
                                          ".image.slipway.dev"};
     for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
-        if (len > strlen(groups[g]) && !strncmp(type + len - strlen(groups[g]), groups[g],
-                                                strlen(groups[g])))
+        if (len > strlen(groups[g]) &&
+            !strncmp(type + len - strlen(groups[g]), groups[g], strlen(groups[g])))
             len -= strlen(groups[g]);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strlen(names[i].name) == len && !strncmp(names[i].name, type, len))
@@ -701,8 +716,7 @@ static int describe_one(sw_cli *cli, enum target_kind kind, const char *name, sw
         else if (error == 0)
             sw_describe_managedimage(out, cli->client, obj, sw_time_now());
     } else {
-        const sw_resource *r = kind == T_TAG ? &sw_res_imagestreamtags
-                                             : &sw_res_imagestreamimages;
+        const sw_resource *r = kind == T_TAG ? &sw_res_imagestreamtags : &sw_res_imagestreamimages;
         /* A tag name without ":<tag>" means latest, as oc's ImageStreamTag describer does. */
         snprintf(full, sizeof(full), "%s%s", name,
                  kind == T_TAG && !strchr(name, ':') ? ":latest" : "");
@@ -722,7 +736,8 @@ static int describe_all(sw_cli *cli, sw_buf *out, size_t *count)
     int error = sw_client_list(cli->client, &sw_res_imagestreams, cli->ns, NULL, &list);
     size_t i;
     json_t *s;
-    json_array_foreach(json_object_get(list, "items"), i, s) {
+    json_array_foreach(json_object_get(list, "items"), i, s)
+    {
         if ((*count)++)
             sw_buf_puts(out, "\n\n");
         sw_describe_imagestream(out, s, sw_time_now());

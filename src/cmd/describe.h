@@ -1,6 +1,7 @@
 /* describe: the text `oc describe` prints for image streams and images (shared by
- * `slipway describe` and `slipway import-image`), build configs, builds and ManagedImages. Lines are laid out in oc's columns (Go's
- * tabwriter with tab padding); ages are docker's human durations relative to now. */
+ * `slipway describe` and `slipway import-image`), build configs, builds and ManagedImages. Lines
+ * are laid out in oc's columns (Go's tabwriter with tab padding); ages are docker's human durations
+ * relative to now. */
 #ifndef SW_CMD_DESCRIBE_H
 #define SW_CMD_DESCRIBE_H
 

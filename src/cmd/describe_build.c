@@ -76,10 +76,10 @@ static void status_text(const json_t *build, char *out, size_t n)
 static int by_number_desc(const void *a, const void *b)
 {
     const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    const char *nx = json_string_value(json_object_get(sw_json_at(x, "metadata.annotations"),
-                                                       "openshift.io/build.number"));
-    const char *ny = json_string_value(json_object_get(sw_json_at(y, "metadata.annotations"),
-                                                       "openshift.io/build.number"));
+    const char *nx = json_string_value(
+        json_object_get(sw_json_at(x, "metadata.annotations"), "openshift.io/build.number"));
+    const char *ny = json_string_value(
+        json_object_get(sw_json_at(y, "metadata.annotations"), "openshift.io/build.number"));
     int64_t ix = 0, iy = 0;
     if (nx)
         sw_str_to_i64(nx, &ix);
@@ -131,8 +131,11 @@ static void put_builds(sw_buf *b, sw_client *c, const char *ns, const char *bc, 
 static int by_time(const void *a, const void *b)
 {
     const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    int c = strcmp(sw_json_str_at(x, "lastTimestamp") ?: "", sw_json_str_at(y, "lastTimestamp") ?: "");
-    return c ? c : strcmp(sw_json_str_at(x, "metadata.name") ?: "", sw_json_str_at(y, "metadata.name") ?: "");
+    int c =
+        strcmp(sw_json_str_at(x, "lastTimestamp") ?: "", sw_json_str_at(y, "lastTimestamp") ?: "");
+    return c ? c
+             : strcmp(sw_json_str_at(x, "metadata.name") ?: "",
+                      sw_json_str_at(y, "metadata.name") ?: "");
 }
 
 /* kubectl's Events table: the Events about obj (by uid), oldest first. */
@@ -241,9 +244,10 @@ void sw_describe_build(sw_buf *out, sw_client *c, const json_t *build, int64_t n
         sw_describe__field(&b, "Output Image",
                            sw_json_str_at(build, "status.outputDockerImageReference"));
     if (sw_json_str_at(build, "status.output.to.imageDigest"))
-        sw_describe__field(&b, "Output Digest", sw_json_str_at(build, "status.output.to.imageDigest"));
-    const char *why = sw_json_str_at(json_array_get(sw_json_at(build, "spec.triggeredBy"), 0),
-                                     "message");
+        sw_describe__field(&b, "Output Digest",
+                           sw_json_str_at(build, "status.output.to.imageDigest"));
+    const char *why =
+        sw_json_str_at(json_array_get(sw_json_at(build, "spec.triggeredBy"), 0), "message");
     sw_describe__field(&b, "Build trigger cause", why);
     const char *snippet = sw_json_str_at(build, "status.logSnippet");
     if (snippet && *snippet)
@@ -299,8 +303,7 @@ void sw_describe_managedimage(sw_buf *out, sw_client *c, const json_t *mi, int64
     snprintf(text, sizeof(text), "every %llds (0: on registry notifications only)",
              (long long)sw_mi_verify_interval(mi));
     sw_describe__field(&b, "Verified", text);
-    sw_describe__field(&b, "Rebuild on base change",
-                       sw_mi_rebuild_on_base(mi) ? "yes" : "no");
+    sw_describe__field(&b, "Rebuild on base change", sw_mi_rebuild_on_base(mi) ? "yes" : "no");
     const json_t *in = sw_json_at(mi, "status.inputs");
     sw_buf_puts(&b, "Inputs:\n");
     int64_t gen = 0;

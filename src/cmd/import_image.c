@@ -19,8 +19,8 @@
 #define INSECURE_ANNOTATION "openshift.io/image.insecureRepository"
 
 typedef struct import_opts {
-    const char *target;           /* the argument, <stream>[:tag] */
-    const char *from;             /* --from */
+    const char *target; /* the argument, <stream>[:tag] */
+    const char *from;   /* --from */
     bool confirm, all, scheduled, insecure, dry_run;
     bool insecure_given;          /* --insecure was on the command line */
     const char *import_mode;      /* --import-mode, or NULL */
@@ -57,8 +57,9 @@ static int check_flags(const import_opts *o)
 {
     const char *m = o->import_mode, *r = o->reference_policy;
     if (m && strcmp(m, "Legacy") && strcmp(m, "PreserveOriginal"))
-        return sw_error_set(SW_EINVALID, "--import-mode must be Legacy or PreserveOriginal, not "
-                                         "\"%s\"",
+        return sw_error_set(SW_EINVALID,
+                            "--import-mode must be Legacy or PreserveOriginal, not "
+                            "\"%s\"",
                             m);
     if (r && strcmp(r, "source") && strcmp(r, "local"))
         return sw_error_set(SW_EINVALID, "reference policy must be set to 'source' or 'local'");
@@ -77,8 +78,8 @@ static json_t *new_isi(const import_opts *o, const char *ns)
 /* importPolicy from the flags, merged with an existing spec tag's (old may be NULL). */
 static json_t *import_policy(const import_opts *o, bool insecure, const json_t *old)
 {
-    const char *mode = o->import_mode ? o->import_mode
-                                      : sw_json_str_at(old, "importPolicy.importMode");
+    const char *mode =
+        o->import_mode ? o->import_mode : sw_json_str_at(old, "importPolicy.importMode");
     json_t *p = json_pack("{s:b, s:b}", "insecure",
                           insecure || sw_json_bool_at(old, "importPolicy.insecure"), "scheduled",
                           o->scheduled || sw_json_bool_at(old, "importPolicy.scheduled"));
@@ -90,9 +91,9 @@ static json_t *import_policy(const import_opts *o, bool insecure, const json_t *
 /* referencePolicy from --reference-policy, else the existing spec tag's; NULL: leave unset. */
 static json_t *reference_policy(const import_opts *o, const json_t *old)
 {
-    const char *type = o->reference_policy ? (strcmp(o->reference_policy, "local") ? "Source"
-                                                                                   : "Local")
-                                           : sw_json_str_at(old, "referencePolicy.type");
+    const char *type = o->reference_policy
+                           ? (strcmp(o->reference_policy, "local") ? "Source" : "Local")
+                           : sw_json_str_at(old, "referencePolicy.type");
     return type && *type ? json_pack("{s:s}", "type", type) : NULL;
 }
 
@@ -151,7 +152,8 @@ static int plan_all(const import_opts *o, const json_t *stream, json_t *isi)
     if (!from) {
         size_t i;
         json_t *t;
-        json_array_foreach(sw_json_at(stream, "spec.tags"), i, t) {
+        json_array_foreach(sw_json_at(stream, "spec.tags"), i, t)
+        {
             if (sw_str_eq(sw_json_str_at(t, "from.kind"), "DockerImage") &&
                 sw_json_str_at(t, "from.name") && sw_json_str_at(t, "name"))
                 add_image(isi, o, sw_json_str_at(t, "from.name"), sw_json_str_at(t, "name"),
@@ -210,8 +212,8 @@ static int plan_tag(const import_opts *o, const json_t *stream, json_t *isi)
         return sw_error_set(SW_EINVALID,
                             "tag \"%s\" points to an imagestreamtag from another ImageStream", tag);
     case SW_CLI_FOLLOW_CIRCULAR:
-        return sw_error_set(SW_EINVALID, "tag \"%s\" on the image stream is a reference to same tag",
-                            tag);
+        return sw_error_set(SW_EINVALID,
+                            "tag \"%s\" on the image stream is a reference to same tag", tag);
     case SW_CLI_FOLLOW_INVALID:
         return sw_error_set(SW_EINVALID, "tag \"%s\" points to an invalid imagestreamtag", tag);
     default:
@@ -271,11 +273,13 @@ static bool any_failure(const json_t *result)
 {
     size_t i;
     json_t *item;
-    json_array_foreach(sw_json_at(result, "status.images"), i, item) {
+    json_array_foreach(sw_json_at(result, "status.images"), i, item)
+    {
         if (failed(item))
             return true;
     }
-    json_array_foreach(sw_json_at(result, "status.repository.images"), i, item) {
+    json_array_foreach(sw_json_at(result, "status.repository.images"), i, item)
+    {
         if (failed(item))
             return true;
     }
@@ -289,7 +293,8 @@ static void report_images(sw_buf *out, const json_t *items, const char *stream, 
 {
     size_t i;
     json_t *item;
-    json_array_foreach(items, i, item) {
+    json_array_foreach(items, i, item)
+    {
         const char *tag = sw_json_str_at(item, "tag") ?: "";
         const json_t *image = json_object_get(item, "image");
         char name[600];
@@ -323,8 +328,7 @@ static bool report(const import_opts *o, const json_t *result)
         fprintf(stderr, "error: repository %s failed: %s\n",
                 sw_json_str_at(result, "spec.repository.from.name") ?: "",
                 sw_json_str_at(result, "status.repository.status.message") ?: "");
-    report_images(&out, sw_json_at(result, "status.repository.images"), o->name,
-                  "repository tag");
+    report_images(&out, sw_json_at(result, "status.repository.images"), o->name, "repository tag");
     report_images(&out, sw_json_at(result, "status.images"), o->name, "tag");
     if (json_array_size(extra)) {
         sw_buf_printf(&out,
@@ -333,7 +337,8 @@ static bool report(const import_opts *o, const json_t *result)
                       json_array_size(extra));
         size_t i;
         json_t *t;
-        json_array_foreach(extra, i, t) {
+        json_array_foreach(extra, i, t)
+        {
             sw_buf_printf(&out, "%s%s", i ? ", " : "", json_string_value(t) ?: "");
         }
         sw_buf_putc(&out, '\n');
@@ -349,8 +354,7 @@ static int run(sw_cli *cli, const import_opts *o, bool *bad)
     json_t *isi = NULL, *result = NULL;
     int error = plan(cli, o, &isi);
     if (error == 0)
-        error = sw_client_create(cli->client, &sw_res_imagestreamimports, cli->ns, isi,
-                                 &result);
+        error = sw_client_create(cli->client, &sw_res_imagestreamimports, cli->ns, isi, &result);
     if (error == 0)
         *bad = report(o, result);
     json_decref(isi);
@@ -365,22 +369,41 @@ int sw_cmd_import_image(int argc, char **argv)
     bool bad = false;
     int rc;
     const sw_cli_flag flags[] = {
-        {.name = "from", .kind = SW_CLI_STRING, .value = &o.from, .arg = "REF",
+        {.name = "from",
+         .kind = SW_CLI_STRING,
+         .value = &o.from,
+         .arg = "REF",
          .help = "A container image repository (or image) to import images from."},
-        {.name = "confirm", .kind = SW_CLI_BOOL, .value = &o.confirm,
+        {.name = "confirm",
+         .kind = SW_CLI_BOOL,
+         .value = &o.confirm,
          .help = "Allow creating the image stream, or a tag it does not have yet."},
-        {.name = "all", .kind = SW_CLI_BOOL, .value = &o.all,
+        {.name = "all",
+         .kind = SW_CLI_BOOL,
+         .value = &o.all,
          .help = "Import every tag of the repository (at most 50; the rest are listed)."},
-        {.name = "scheduled", .kind = SW_CLI_BOOL, .value = &o.scheduled,
+        {.name = "scheduled",
+         .kind = SW_CLI_BOOL,
+         .value = &o.scheduled,
          .help = "Re-import the imported tags periodically."},
-        {.name = "insecure", .kind = SW_CLI_BOOL, .value = &o.insecure,
+        {.name = "insecure",
+         .kind = SW_CLI_BOOL,
+         .value = &o.insecure,
          .seen = &o.insecure_given,
          .help = "Allow registries served over HTTP or with invalid HTTPS certificates."},
-        {.name = "import-mode", .kind = SW_CLI_STRING, .value = &o.import_mode, .arg = "MODE",
+        {.name = "import-mode",
+         .kind = SW_CLI_STRING,
+         .value = &o.import_mode,
+         .arg = "MODE",
          .help = "Legacy (one platform of a manifest list) or PreserveOriginal (all of it)."},
-        {.name = "reference-policy", .kind = SW_CLI_STRING, .value = &o.reference_policy,
-         .arg = "POLICY", .help = "source (pull from the source registry) or local."},
-        {.name = "dry-run", .kind = SW_CLI_BOOL, .value = &o.dry_run,
+        {.name = "reference-policy",
+         .kind = SW_CLI_STRING,
+         .value = &o.reference_policy,
+         .arg = "POLICY",
+         .help = "source (pull from the source registry) or local."},
+        {.name = "dry-run",
+         .kind = SW_CLI_BOOL,
+         .value = &o.dry_run,
          .help = "Fetch information about the images without changing the image stream."},
     };
     const sw_cli_command cmd = {
@@ -393,9 +416,10 @@ int sw_cmd_import_image(int argc, char **argv)
             "points. With --from, a new image stream or tag needs --confirm. Only the image\n"
             "metadata is copied, not the image contents. To change where a tag points, use\n"
             "'slipway tag'.",
-        .examples = "  slipway import-image mystream --from=registry.io/repo/image:latest --confirm\n"
-                    "  slipway import-image mystream:stable\n"
-                    "  slipway import-image mystream --from=registry.io/repo/image --all --confirm\n",
+        .examples =
+            "  slipway import-image mystream --from=registry.io/repo/image:latest --confirm\n"
+            "  slipway import-image mystream:stable\n"
+            "  slipway import-image mystream --from=registry.io/repo/image --all --confirm\n",
         .flags = flags,
         .nflags = sizeof(flags) / sizeof(flags[0]),
     };

@@ -31,8 +31,12 @@ typedef struct opts {
 
 static int find_dc(const char *arg, const char **name)
 {
-    static const char *const kinds[] = {"dc", "deploymentconfig", "deploymentconfigs", PRINTED,
-                                        "deploymentconfigs.apps.openshift.io", NULL};
+    static const char *const kinds[] = {"dc",
+                                        "deploymentconfig",
+                                        "deploymentconfigs",
+                                        PRINTED,
+                                        "deploymentconfigs.apps.openshift.io",
+                                        NULL};
     const char *slash = strchr(arg, '/');
     if (!slash || !slash[1] || strchr(slash + 1, '/'))
         return sw_error_set(SW_EINVALID, "expected dc/NAME, not \"%s\"", arg);
@@ -53,17 +57,21 @@ static int history_of(sw_cli *cli, const json_t *dc, json_t **out)
 {
     char sel[400];
     snprintf(sel, sizeof(sel), "%s=%s", SW_DC_NAME_ANN, sw_json_str_at(dc, "metadata.name") ?: "");
-    int error = sw_client_list_controlled(cli->client, &sw_res_replicationcontrollers, cli->ns,
-                                          sel, sw_json_str_at(dc, "metadata.uid"), out);
+    int error = sw_client_list_controlled(cli->client, &sw_res_replicationcontrollers, cli->ns, sel,
+                                          sw_json_str_at(dc, "metadata.uid"), out);
     size_t n = json_array_size(*out);
     for (size_t a = 1; a < n; a++) /* insertion sort: histories are short */
         for (size_t b = a; b > 0; b--) {
             json_t *x = json_array_get(*out, b - 1), *y = json_array_get(*out, b);
             int64_t vx = 0, vy = 0;
             sw_str_to_i64(json_string_value(json_object_get(sw_json_at(x, "metadata.annotations"),
-                                                            SW_DC_VERSION_ANN)) ?: "0", &vx);
+                                                            SW_DC_VERSION_ANN))
+                              ?: "0",
+                          &vx);
             sw_str_to_i64(json_string_value(json_object_get(sw_json_at(y, "metadata.annotations"),
-                                                            SW_DC_VERSION_ANN)) ?: "0", &vy);
+                                                            SW_DC_VERSION_ANN))
+                              ?: "0",
+                          &vy);
             if (vx <= vy)
                 break;
             json_incref(x);
@@ -83,8 +91,8 @@ static json_t *latest_rc(sw_cli *cli, const json_t *dc)
 {
     char name[256];
     json_t *rc = NULL;
-    sw_dc_rc_name(sw_json_str_at(dc, "metadata.name"), sw_json_int_or(dc, "status.latestVersion", 0),
-                  name, sizeof(name));
+    sw_dc_rc_name(sw_json_str_at(dc, "metadata.name"),
+                  sw_json_int_or(dc, "status.latestVersion", 0), name, sizeof(name));
     if (sw_json_int_or(dc, "status.latestVersion", 0) > 0 &&
         sw_client_get(cli->client, &sw_res_replicationcontrollers, cli->ns, name, &rc) < 0)
         rc = NULL;
@@ -117,9 +125,9 @@ static int latest(sw_cli *cli, const char *name, const opts *o)
         error = sw_error_set(SW_EINVALID, "#%lld is already in progress (%s).",
                              (long long)sw_json_int_or(dc, "status.latestVersion", 0), phase);
     } else {
-        json_t *req = json_pack("{s:s, s:s, s:s, s:b, s:b}", "kind", "DeploymentRequest",
-                                "apiVersion", "apps.openshift.io/v1", "name", name, "latest",
-                                !o->again, "force", 1);
+        json_t *req =
+            json_pack("{s:s, s:s, s:s, s:b, s:b}", "kind", "DeploymentRequest", "apiVersion",
+                      "apps.openshift.io/v1", "name", name, "latest", !o->again, "force", 1);
         error = post_sub(cli, name, "instantiate", req, NULL);
         if (error == 0)
             printf(PRINTED "/%s rolled out\n", name);
@@ -147,9 +155,8 @@ static void print_template(const json_t *rc)
                sw_json_str_at(c, "image") ?: "");
         size_t j;
         json_t *e;
-        json_array_foreach(json_object_get(c, "env"), j, e)
-            printf("    Env:\t%s=%s\n", sw_json_str_at(e, "name") ?: "",
-                   sw_json_str_at(e, "value") ?: "");
+        json_array_foreach(json_object_get(c, "env"), j, e) printf(
+            "    Env:\t%s=%s\n", sw_json_str_at(e, "name") ?: "", sw_json_str_at(e, "value") ?: "");
     }
 }
 
@@ -211,10 +218,9 @@ static int undo(sw_cli *cli, const char *name, const opts *o)
                              "resume dc/%s' and try again",
                              name);
     if (error == 0) {
-        json_t *req = json_pack("{s:s, s:s, s:s, s:{s:I, s:b}}", "kind",
-                                "DeploymentConfigRollback", "apiVersion", "apps.openshift.io/v1",
-                                "name", name, "spec", "revision", (json_int_t)rev,
-                                "includeTemplate", 1);
+        json_t *req = json_pack("{s:s, s:s, s:s, s:{s:I, s:b}}", "kind", "DeploymentConfigRollback",
+                                "apiVersion", "apps.openshift.io/v1", "name", name, "spec",
+                                "revision", (json_int_t)rev, "includeTemplate", 1);
         error = post_sub(cli, name, "rollback", req, &back);
     }
     if (error == 0)
@@ -256,8 +262,10 @@ static int status(sw_cli *cli, const char *name, const opts *o)
         int64_t v = sw_json_int_or(dc, "status.latestVersion", 0);
         const char *phase = (rc = latest_rc(cli, dc)) ? rc_ann(rc, SW_DC_PHASE_ANN) : NULL;
         if (v == 0 || !rc) {
-            snprintf(line, sizeof(line), "Waiting for the first version of \"%s\" (its image "
-                                         "triggers resolve first)...", name);
+            snprintf(line, sizeof(line),
+                     "Waiting for the first version of \"%s\" (its image "
+                     "triggers resolve first)...",
+                     name);
         } else if (sw_str_eq(phase, "Complete")) {
             snprintf(line, sizeof(line), "replication controller \"%s\" successfully rolled out",
                      sw_json_str_at(rc, "metadata.name") ?: "");
@@ -306,8 +314,7 @@ static int set_paused(sw_cli *cli, const char *name, bool pause)
     return error;
 }
 
-static const char *const verbs[] = {"latest", "history", "undo", "status", "pause", "resume",
-                                    NULL};
+static const char *const verbs[] = {"latest", "history", "undo", "status", "pause", "resume", NULL};
 
 int sw_cmd_rollout(int argc, char **argv)
 {
@@ -335,22 +342,39 @@ int sw_cmd_rollout(int argc, char **argv)
     sw_cli_flag flags[2];
     size_t nflags = 0;
     if (!strcmp(verb, "latest"))
-        flags[nflags++] = (sw_cli_flag){"again", 0, SW_CLI_BOOL, &o.again, NULL,
+        flags[nflags++] = (sw_cli_flag){"again",
+                                        0,
+                                        SW_CLI_BOOL,
+                                        &o.again,
+                                        NULL,
                                         "Deploy the current template again, without resolving "
-                                        "the image triggers first.", NULL};
+                                        "the image triggers first.",
+                                        NULL};
     if (!strcmp(verb, "history"))
-        flags[nflags++] = (sw_cli_flag){"revision", 0, SW_CLI_STRING, &o.revision, "N",
-                                        "Show the pod template of version N.", NULL};
+        flags[nflags++] = (sw_cli_flag){"revision",  0,   SW_CLI_STRING,
+                                        &o.revision, "N", "Show the pod template of version N.",
+                                        NULL};
     if (!strcmp(verb, "undo"))
-        flags[nflags++] = (sw_cli_flag){"to-revision", 0, SW_CLI_STRING, &o.revision, "N",
+        flags[nflags++] = (sw_cli_flag){"to-revision",
+                                        0,
+                                        SW_CLI_STRING,
+                                        &o.revision,
+                                        "N",
                                         "The version to go back to (default: the one before the "
-                                        "latest).", NULL};
+                                        "latest).",
+                                        NULL};
     if (!strcmp(verb, "status")) {
-        flags[nflags++] = (sw_cli_flag){"watch", 'w', SW_CLI_BOOL, &o.watch, NULL,
+        flags[nflags++] = (sw_cli_flag){"watch",
+                                        'w',
+                                        SW_CLI_BOOL,
+                                        &o.watch,
+                                        NULL,
                                         "Wait until it has rolled out (default true; "
-                                        "--watch=false prints the state once).", NULL};
-        flags[nflags++] = (sw_cli_flag){"timeout", 0, SW_CLI_STRING, &o.timeout, "SECONDS",
-                                        "How long to wait (default 600).", NULL};
+                                        "--watch=false prints the state once).",
+                                        NULL};
+        flags[nflags++] = (sw_cli_flag){"timeout",  0,         SW_CLI_STRING,
+                                        &o.timeout, "SECONDS", "How long to wait (default 600).",
+                                        NULL};
     }
     const sw_cli_command cmd = {
         .name = cmdname,

@@ -36,7 +36,8 @@ static const struct {
      {&sw_res_statefulsets, "StatefulSet", "statefulset.apps"}},
     {{"daemonset", "daemonsets", "ds", "daemonset.apps"},
      {&sw_res_daemonsets, "DaemonSet", "daemonset.apps"}},
-    {{"cronjob", "cronjobs", "cj", "cronjob.batch"}, {&sw_res_cronjobs, "CronJob", "cronjob.batch"}},
+    {{"cronjob", "cronjobs", "cj", "cronjob.batch"},
+     {&sw_res_cronjobs, "CronJob", "cronjob.batch"}},
     {{"pod", "pods", "po", NULL}, {&sw_res_pods, "Pod", "pod"}},
     {{"dc", "deploymentconfig", "deploymentconfigs", "deploymentconfig.apps.openshift.io"},
      {&sw_res_deploymentconfigs, "DeploymentConfig", "deploymentconfig.apps.openshift.io"}},
@@ -80,8 +81,9 @@ static int containers_of(const json_t *obj, const char *kind, const char *only, 
     if (!only) {
         if (json_array_size(names) != 1) {
             json_decref(names);
-            return sw_error_set(SW_EINVALID, "the object has %zu containers: name the ones the "
-                                             "trigger updates with -c/--containers",
+            return sw_error_set(SW_EINVALID,
+                                "the object has %zu containers: name the ones the "
+                                "trigger updates with -c/--containers",
                                 json_array_size(sw_json_at(obj, path)));
         }
         *out = names;
@@ -161,7 +163,8 @@ static bool same_container(const json_t *obj, const target *t, const json_t *e, 
     long at = sw_trigger_container(obj, &tr);
     snprintf(path, sizeof(path), "%s.containers", sw_podspec_path(t->kind));
     return at >= 0 &&
-           sw_str_eq(sw_json_str_at(json_array_get(sw_json_at(obj, path), (size_t)at), "name"), name);
+           sw_str_eq(sw_json_str_at(json_array_get(sw_json_at(obj, path), (size_t)at), "name"),
+                     name);
 }
 
 /* The new trigger list: o applied to list (which it consumes). */
@@ -206,8 +209,8 @@ static json_t *edit(json_t *list, const json_t *obj, const target *t, const opts
     json_array_foreach(o->remove ? NULL : names, i, e)
     {
         char fp[300];
-        snprintf(fp, sizeof(fp), "%s.containers[?(@.name==\"%s\")].image",
-                 sw_podspec_path(t->kind), json_string_value(e));
+        snprintf(fp, sizeof(fp), "%s.containers[?(@.name==\"%s\")].image", sw_podspec_path(t->kind),
+                 json_string_value(e));
         json_t *trig = json_pack("{s:{s:s, s:s}, s:s}", "from", "kind", "ImageStreamTag", "name",
                                  o->from, "fieldPath", fp);
         if (o->manual)
@@ -275,8 +278,9 @@ static int edit_dc(json_t *dc, const opts *o)
             has_config = true;
             if (o->config && o->remove)
                 continue;
-        } else if (o->from && (names_any(t, names) ||
-                               sw_str_eq(sw_json_str_at(t, "imageChangeParams.from.name"), o->from))) {
+        } else if (o->from &&
+                   (names_any(t, names) ||
+                    sw_str_eq(sw_json_str_at(t, "imageChangeParams.from.name"), o->from))) {
             continue; /* replaced (or removed) below */
         }
         json_t *copy = json_deep_copy(t);
@@ -328,8 +332,9 @@ static int set_triggers(sw_cli *cli, const opts *o)
     if (error == 0 && t->res == &sw_res_deploymentconfigs)
         return set_dc_triggers(cli, t, name, o);
     if (error == 0 && o->config)
-        return sw_error_set(SW_EINVALID, "--from-config is for deploymentconfigs (on %ss, "
-                                         "pause the rollout instead: kubectl rollout pause)",
+        return sw_error_set(SW_EINVALID,
+                            "--from-config is for deploymentconfigs (on %ss, "
+                            "pause the rollout instead: kubectl rollout pause)",
                             t->kind);
     for (int attempt = 0; error == 0 && attempt < 5; attempt++) {
         json_t *obj = NULL;
@@ -428,8 +433,8 @@ static int set_triggers_cmd(int argc, char **argv)
         error = sw_error_set(SW_EINVALID, "--from-config and --from-image cannot both be given");
     else if (o.containers && !o.from)
         error = sw_error_set(SW_EINVALID, "-c/--containers needs --from-image");
-    else if (o.from && sw_imagestream_split_tag_name(o.from, stream, sizeof(stream), tag,
-                                                     sizeof(tag)) < 0)
+    else if (o.from &&
+             sw_imagestream_split_tag_name(o.from, stream, sizeof(stream), tag, sizeof(tag)) < 0)
         error = sw_error_set(SW_EINVALID, "--from-image must be STREAM:TAG, not \"%s\"", o.from);
     if (error < 0)
         return sw_cli_usage_error(&cli);

@@ -201,7 +201,8 @@ static int add_symlink(dirtar *d, sw_tar_entry *e)
     char target[SW_TAR_MAX_PATH];
     ssize_t n = readlink(full_path(d), target, sizeof(target) - 1);
     if (n < 0)
-        return sw_error_set(SW_ERROR, "cannot read the symlink %s: %s", d->full, sw_strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read the symlink %s: %s", d->full,
+                            sw_strerror(errno));
     target[n] = '\0';
     int error = check_link(d, target);
     sw_tar_entry link = *e; /* sw_tar_add copies what it keeps */
@@ -258,7 +259,8 @@ static int walk(dirtar *d)
 {
     DIR *dir = opendir(full_path(d));
     if (!dir)
-        return sw_error_set(SW_ERROR, "cannot read the directory %s: %s", d->full, sw_strerror(errno));
+        return sw_error_set(SW_ERROR, "cannot read the directory %s: %s", d->full,
+                            sw_strerror(errno));
     int error = 0;
     struct dirent *de;
     while (error == 0 && (de = readdir(dir))) {
@@ -554,8 +556,8 @@ static int wait_done(sw_cli *cli, const char *name)
         if (error == 0)
             drops = 0; /* the server answers: only drops in a row count */
         if (error == 0 && !w.phase[0] && !w.deleted)
-            error = sw_watch_run(NULL, cli->client, &sw_res_builds, cli->ns, &wo,
-                                 on_build_event, &w);
+            error =
+                sw_watch_run(NULL, cli->client, &sw_res_builds, cli->ns, &wo, on_build_event, &w);
         if (error == 0 && (w.phase[0] || w.deleted))
             break;
         if (error == SW_EUNAVAILABLE && ++drops < WAIT_RETRIES)

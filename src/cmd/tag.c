@@ -98,7 +98,10 @@ static int parse_ref(const char *s, image_ref *r)
 /* "<name>:<tag>", "<name>@<id>" or "<name>" (DockerImageReference.NameString). */
 static void name_string(const image_ref *r, char *out, size_t n)
 {
-    snprintf(out, n, "%s%s%s", r->name, r->id[0] ? "@" : r->tag[0] ? ":" : "",
+    snprintf(out, n, "%s%s%s", r->name,
+             r->id[0]    ? "@"
+             : r->tag[0] ? ":"
+                         : "",
              r->id[0] ? r->id : r->tag);
 }
 
@@ -107,9 +110,12 @@ static void name_string(const image_ref *r, char *out, size_t n)
 static int source_kind_flag(const char *v, const char **kind)
 {
     static const char *const names[][2] = {
-        {"imagestreamtag", "ImageStreamTag"}, {"istag", "ImageStreamTag"},
-        {"imagestreamimage", "ImageStreamImage"}, {"isimage", "ImageStreamImage"},
-        {"docker", "DockerImage"}, {"dockerimage", "DockerImage"},
+        {"imagestreamtag", "ImageStreamTag"},
+        {"istag", "ImageStreamTag"},
+        {"imagestreamimage", "ImageStreamImage"},
+        {"isimage", "ImageStreamImage"},
+        {"docker", "DockerImage"},
+        {"dockerimage", "DockerImage"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcasecmp(v, names[i][0])) {
@@ -269,8 +275,8 @@ static json_t *new_spec_tag(const tag_opts *o, const tag_source *src, const tag_
     json_t *t = json_pack("{s:s, s:b, s:{s:b, s:b}, s:{s:s}, s:{s:s, s:s}}", "name", d->tag,
                           "reference", o->reference, "importPolicy", "insecure", o->insecure,
                           "scheduled", o->scheduled, "referencePolicy", "type",
-                          strcmp(o->reference_policy, "local") ? "Source" : "Local", "from",
-                          "kind", src->kind, "name", from);
+                          strcmp(o->reference_policy, "local") ? "Source" : "Local", "from", "kind",
+                          src->kind, "name", from);
     if (docker) /* generation 0: import again even when the source did not change */
         json_object_set_new(t, "generation", json_integer(0));
     else if (src->ref.ns[0] || strcmp(d->ns, ns))
@@ -290,7 +296,8 @@ static void put_spec_tag(json_t *stream, const json_t *tag)
         tags = json_array();
         sw_json_set_path(stream, "spec.tags", tags);
     }
-    json_array_foreach(tags, i, t) {
+    json_array_foreach(tags, i, t)
+    {
         if (t == old) {
             json_array_set(tags, i, (json_t *)tag);
             return;
@@ -308,8 +315,8 @@ static int write_tag(sw_cli *cli, const tag_dest *d, const json_t *tag, json_t *
         error = sw_client_get(cli->client, &sw_res_imagestreams, d->ns, d->stream, &stream);
         if (error == SW_ENOTFOUND) {
             stream = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[O]}}", "apiVersion",
-                               "image.openshift.io/v1", "kind", "ImageStream", "metadata",
-                               "name", d->stream, "namespace", d->ns, "spec", "tags", tag);
+                               "image.openshift.io/v1", "kind", "ImageStream", "metadata", "name",
+                               d->stream, "namespace", d->ns, "spec", "tags", tag);
             error = sw_client_create(cli->client, &sw_res_imagestreams, d->ns, stream, saved);
         } else if (error == 0) {
             put_spec_tag(stream, tag);
@@ -346,18 +353,16 @@ static int ensure_image_event(sw_cli *cli, const json_t *isimage, const tag_dest
     const char *id = sw_json_str_at(image, "metadata.name");
     if (!isimage || (head && sw_str_eq(head, id)))
         return 0;
-    json_t *mapping = json_pack("{s:s, s:s, s:{s:s, s:s}, s:O, s:s}", "apiVersion",
-                                "image.openshift.io/v1", "kind", "ImageStreamMapping", "metadata",
-                                "name", d->stream, "namespace", d->ns, "image", image, "tag",
-                                d->tag);
-    int error = sw_client_create(cli->client, &sw_res_imagestreammappings, d->ns, mapping,
-                                 NULL);
+    json_t *mapping =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:O, s:s}", "apiVersion", "image.openshift.io/v1",
+                  "kind", "ImageStreamMapping", "metadata", "name", d->stream, "namespace", d->ns,
+                  "image", image, "tag", d->tag);
+    int error = sw_client_create(cli->client, &sw_res_imagestreammappings, d->ns, mapping, NULL);
     json_decref(mapping);
     return error;
 }
 
-static void print_done(const tag_opts *o, const tag_source *src, const tag_dest *d,
-                       const char *ns)
+static void print_done(const tag_opts *o, const tag_source *src, const tag_dest *d, const char *ns)
 {
     char what[1100], dest[600];
     source_text(src, what, sizeof(what));
@@ -397,8 +402,7 @@ static int delete_all(sw_cli *cli, const tag_dest *dests, size_t n)
 {
     int error = 0;
     for (size_t i = 0; i < n && error == 0; i++) {
-        error = sw_client_delete(cli->client, &sw_res_imagestreamtags, dests[i].ns,
-                                 dests[i].arg);
+        error = sw_client_delete(cli->client, &sw_res_imagestreamtags, dests[i].ns, dests[i].arg);
         if (error == 0) {
             printf("Deleted tag %s/%s.\n", dests[i].ns, dests[i].arg);
             fflush(stdout);
@@ -449,20 +453,38 @@ int sw_cmd_tag(int argc, char **argv)
     sw_cli cli;
     int rc;
     const sw_cli_flag flags[] = {
-        {.name = "source", .kind = SW_CLI_STRING, .value = &o.source_kind, .arg = "KIND",
-         .help = "The source's type: docker, imagestreamtag (istag) or imagestreamimage (isimage)."},
-        {.name = "delete", .short_name = 'd', .kind = SW_CLI_BOOL, .value = &o.del,
+        {.name = "source",
+         .kind = SW_CLI_STRING,
+         .value = &o.source_kind,
+         .arg = "KIND",
+         .help =
+             "The source's type: docker, imagestreamtag (istag) or imagestreamimage (isimage)."},
+        {.name = "delete",
+         .short_name = 'd',
+         .kind = SW_CLI_BOOL,
+         .value = &o.del,
          .help = "Delete the given spec tags (and their history)."},
-        {.name = "alias", .kind = SW_CLI_BOOL, .value = &o.alias,
+        {.name = "alias",
+         .kind = SW_CLI_BOOL,
+         .value = &o.alias,
          .help = "Track the source tag: follow it whenever it changes (same image stream only)."},
-        {.name = "reference", .kind = SW_CLI_BOOL, .value = &o.reference,
+        {.name = "reference",
+         .kind = SW_CLI_BOOL,
+         .value = &o.reference,
          .help = "Point at the source without importing it."},
-        {.name = "scheduled", .kind = SW_CLI_BOOL, .value = &o.scheduled,
+        {.name = "scheduled",
+         .kind = SW_CLI_BOOL,
+         .value = &o.scheduled,
          .help = "Re-import a container image periodically from its registry."},
-        {.name = "insecure", .kind = SW_CLI_BOOL, .value = &o.insecure,
+        {.name = "insecure",
+         .kind = SW_CLI_BOOL,
+         .value = &o.insecure,
          .help = "The registry is served over HTTP or has an invalid HTTPS certificate."},
-        {.name = "reference-policy", .kind = SW_CLI_STRING, .value = &o.reference_policy,
-         .arg = "POLICY", .help = "source (default) or local: where consumers pull from."},
+        {.name = "reference-policy",
+         .kind = SW_CLI_STRING,
+         .value = &o.reference_policy,
+         .arg = "POLICY",
+         .help = "source (default) or local: where consumers pull from."},
     };
     const sw_cli_command cmd = {
         .name = "tag",

@@ -11,8 +11,9 @@ int sw_cmd_version(int argc, char **argv)
         return 0;
     }
     if (argc > 1) {
-        fprintf(stderr, "error: slipway version takes no arguments (got \"%.100s\")\n"
-                        "See 'slipway version --help'.\n",
+        fprintf(stderr,
+                "error: slipway version takes no arguments (got \"%.100s\")\n"
+                "See 'slipway version --help'.\n",
                 argv[1]);
         return 2;
     }

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #define RES_BUILDS (&sw_res_builds)
 #define RES_CONFIGS (&sw_res_buildconfigs)
 
@@ -359,7 +358,7 @@ typedef struct plan {
     char *output_ref; /* status.outputDockerImageReference */
     char *push_auth;  /* docker config.json from the push secret */
     char *pull_auth;
-    char *insecure_base; /* the base's registry host when its tag says importPolicy.insecure */
+    char *insecure_base;     /* the base's registry host when its tag says importPolicy.insecure */
     const char *fail_reason; /* the build ends as Error */
     const char *wait_reason; /* the build stays New; retried later */
     char msg[700];
@@ -379,7 +378,8 @@ static void plan_dispose(plan *p)
 static void tag_insecure(const json_t *obj, const char *tag, const char *ref, plan *p)
 {
     sw_ref parsed;
-    if (!p->insecure_base && sw_json_bool_at(sw_imagestream_spec_tag(obj, tag), "importPolicy.insecure") &&
+    if (!p->insecure_base &&
+        sw_json_bool_at(sw_imagestream_spec_tag(obj, tag), "importPolicy.insecure") &&
         sw_ref_parse(ref, &parsed) == 0)
         p->insecure_base = sw_strdup(parsed.registry);
 }
@@ -422,7 +422,8 @@ static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
         ns = sw_json_str_at(build, "metadata.namespace");
     int error = SW_ENOTFOUND;
     const char *ref = NULL;
-    if (r == &sw_res_imagestreamtags && split_istag(name, stream, sizeof(stream), tag, sizeof(tag))) {
+    if (r == &sw_res_imagestreamtags &&
+        split_istag(name, stream, sizeof(stream), tag, sizeof(tag))) {
         /* from the stream, as OpenShift's build controller does (LatestTaggedImage): a
          * reference tag has a pull spec but no image, so no ImageStreamTag to read */
         error = sw_client_get(ctl->client, &sw_res_imagestreams, ns, stream, &obj);
@@ -1174,7 +1175,10 @@ static void add_stream_of(json_t *out, const json_t *ref, const char *dflt_ns)
     if (!name || !(sw_str_eq(kind, "ImageStreamTag") || sw_str_eq(kind, "ImageStreamImage")))
         return;
     char key[600];
-    snprintf(key, sizeof(key), "%s/%.*s", rns && *rns ? rns : dflt_ns ? dflt_ns : "",
+    snprintf(key, sizeof(key), "%s/%.*s",
+             rns && *rns ? rns
+             : dflt_ns   ? dflt_ns
+                         : "",
              (int)strcspn(name, ":@"), name);
     json_array_append_new(out, json_string(key));
 }
@@ -1216,9 +1220,8 @@ static void stream_changed(json_t *old, json_t *obj, void *payload)
         return;
     snprintf(key, sizeof(key), "%s/%s", ns, is);
     json_t *list = sw_informer_by_index(ctl->configs, "stream", key);
-    json_array_foreach(list, i, x)
-        enqueue_config(ctl, sw_json_str_at(x, "metadata.namespace"),
-                       sw_json_str_at(x, "metadata.name"));
+    json_array_foreach(list, i, x) enqueue_config(ctl, sw_json_str_at(x, "metadata.namespace"),
+                                                  sw_json_str_at(x, "metadata.name"));
     json_decref(list);
     list = sw_informer_by_index(ctl->builds, "stream", key);
     json_array_foreach(list, i, x)

@@ -34,13 +34,13 @@ struct sw_build_controller {
     char *server; /* API URL for builders */
     char *ca;     /* CA PEM for builders, or NULL */
     size_t ca_len;
-    char **insecure; /* NULL-terminated */
+    char **insecure;                         /* NULL-terminated */
     sw_informer *builds, *configs, *streams; /* the factory's */
     sw_controller *loop;                     /* work queue and workers */
     pthread_mutex_t mu; /* runners, nrunners, requeuing, deferred, stopping, runner->deleted */
     pthread_cond_t cond;
     sw_build__runner *runners;
-    int nrunners; /* reserved runners not yet done (unlinked ones included) */
+    int nrunners;  /* reserved runners not yet done (unlinked ones included) */
     int requeuing; /* runner_done calls still requeueing deferred builds */
     int max_running;
     json_t *deferred; /* queue keys of builds refused for max_running (an object as a set) */
@@ -63,7 +63,6 @@ typedef struct sw_build__transition {
     const char *snippet;    /* logSnippet, or NULL */
     const char *output_ref; /* outputDockerImageReference, or NULL */
 } sw_build__transition;
-
 
 /* Writes t on build (re-reading it on conflicts). *out (may be NULL) gets the stored build, or
  * NULL when t did not apply. A build the builder already finished only gets what is missing

@@ -109,9 +109,7 @@ static bool established(const json_t *crd)
     return condition_is(crd, "Established", "True");
 }
 
-
 #define READMIT "readmit/"
-
 
 /* A CRD refused for a name conflict is written again unchanged, so that the server decides
  * its names anew (the CRD it conflicted with may be gone): kube's naming controller does the

@@ -157,9 +157,8 @@ static int owned(sw_deploy_controller *dc, const sw_resource *res, const json_t 
     sw_buf sel = SW_BUF_INIT(4096);
     const char *k;
     json_t *v;
-    json_object_foreach(sw_json_at(d, "spec.selector.matchLabels"), k, v)
-        sw_buf_printf(&sel, "%s%s=%s", *sw_buf_cstr(&sel) ? "," : "", k,
-                      json_string_value(v) ?: "");
+    json_object_foreach(sw_json_at(d, "spec.selector.matchLabels"), k, v) sw_buf_printf(
+        &sel, "%s%s=%s", *sw_buf_cstr(&sel) ? "," : "", k, json_string_value(v) ?: "");
     int error = sw_buf_error(&sel);
     if (error == 0)
         error = sw_client_list_controlled(dc->client, res, sw_json_str_at(d, "metadata.namespace"),
@@ -215,8 +214,8 @@ static int create_set(sw_deploy_controller *dc, const json_t *d, const char *has
         "controller", 1, "blockOwnerDeletion", 1, "spec", "replicas", (json_int_t)replicas,
         "selector", sel, "template", tmpl, "minReadySeconds",
         (json_int_t)sw_json_int_or(d, "spec.minReadySeconds", 0));
-    int error = sw_client_create(dc->client, &sw_res_replicasets, sw_json_str_at(d, "metadata.namespace"), rs,
-                                 out);
+    int error = sw_client_create(dc->client, &sw_res_replicasets,
+                                 sw_json_str_at(d, "metadata.namespace"), rs, out);
     json_decref(rs);
     return error;
 }
@@ -229,8 +228,8 @@ static int settle_set(sw_deploy_controller *dc, json_t *rs, int64_t replicas, in
 {
     const char *ns = sw_json_str_at(rs, "metadata.namespace");
     int error = 0;
-    bool spec_change = sw_json_int_or(rs, "spec.replicas", 1) != replicas ||
-                       (rev > 0 && revision_of(rs) != rev);
+    bool spec_change =
+        sw_json_int_or(rs, "spec.replicas", 1) != replicas || (rev > 0 && revision_of(rs) != rev);
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)carry, k, v)
@@ -258,10 +257,11 @@ static int settle_set(sw_deploy_controller *dc, json_t *rs, int64_t replicas, in
         json_decref(cur);
         cur = saved;
     }
-    json_t *want = json_pack("{s:I, s:I, s:I, s:I, s:I}", "replicas", (json_int_t)replicas,
-                             "fullyLabeledReplicas", (json_int_t)replicas, "readyReplicas",
-                             (json_int_t)replicas, "availableReplicas", (json_int_t)replicas,
-                             "observedGeneration", (json_int_t)sw_json_int_or(cur, "metadata.generation", 1));
+    json_t *want =
+        json_pack("{s:I, s:I, s:I, s:I, s:I}", "replicas", (json_int_t)replicas,
+                  "fullyLabeledReplicas", (json_int_t)replicas, "readyReplicas",
+                  (json_int_t)replicas, "availableReplicas", (json_int_t)replicas,
+                  "observedGeneration", (json_int_t)sw_json_int_or(cur, "metadata.generation", 1));
     if (!json_equal(json_object_get(cur, "status"), want)) {
         json_t *copy = json_deep_copy(cur);
         json_object_set(copy, "status", want);
@@ -296,8 +296,7 @@ static void prune(sw_deploy_controller *dc, const json_t *d, json_t *sets, const
         int error = sw_client_delete(dc->client, &sw_res_replicasets,
                                      sw_json_str_at(v[i], "metadata.namespace"), name);
         if (error < 0 && error != SW_ENOTFOUND)
-            sw_log(SW_LOG_INFO, "deployment: cannot prune ReplicaSet %s: %s", name,
-                   sw_error_msg());
+            sw_log(SW_LOG_INFO, "deployment: cannot prune ReplicaSet %s: %s", name, sw_error_msg());
     }
     sw_free(v);
 }
@@ -410,7 +409,10 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
         prune(dc, d, sets, newest);
     /* the Deployment: its revision annotation, then its status */
     char rev[24];
-    snprintf(rev, sizeof(rev), "%lld", (long long)(newrev ? newrev : newest ? revision_of(newest) : 0));
+    snprintf(rev, sizeof(rev), "%lld",
+             (long long)(newrev   ? newrev
+                         : newest ? revision_of(newest)
+                                  : 0));
     if (newest && !sw_str_eq(ann(d, REV_ANN), rev)) {
         json_t *copy = json_deep_copy(d), *saved = NULL;
         json_object_set_new(sw_json_obj_path(copy, "metadata.annotations"), REV_ANN,
@@ -424,11 +426,11 @@ static int sync(sw_deploy_controller *dc, const char *ns, const char *name)
         d = saved;
     }
     int64_t updated = newest ? replicas : 0;
-    json_t *st = json_pack("{s:I, s:I, s:I, s:I, s:I}", "observedGeneration",
-                           (json_int_t)sw_json_int_or(d, "metadata.generation", 1), "replicas",
-                           (json_int_t)replicas, "updatedReplicas", (json_int_t)updated,
-                           "readyReplicas", (json_int_t)replicas, "availableReplicas",
-                           (json_int_t)replicas);
+    json_t *st =
+        json_pack("{s:I, s:I, s:I, s:I, s:I}", "observedGeneration",
+                  (json_int_t)sw_json_int_or(d, "metadata.generation", 1), "replicas",
+                  (json_int_t)replicas, "updatedReplicas", (json_int_t)updated, "readyReplicas",
+                  (json_int_t)replicas, "availableReplicas", (json_int_t)replicas);
     if (sw_json_int_or(d, "status.collisionCount", 0))
         json_object_set_new(st, "collisionCount",
                             json_integer(sw_json_int_or(d, "status.collisionCount", 0)));
@@ -451,11 +453,10 @@ done:
 
 /* ---- StatefulSets and DaemonSets: ControllerRevisions ---- */
 
-
 /* The revision of d's current template (found or made, newest revision when reused): its name
  * into name. kube stores the template as a strategic merge patch that replaces it. */
-static int current_revision(sw_deploy_controller *dc, const json_t *d, const char *kind,
-                            char *name, size_t n)
+static int current_revision(sw_deploy_controller *dc, const json_t *d, const char *kind, char *name,
+                            size_t n)
 {
     json_t *revs = NULL, *hit = NULL;
     int error = owned(dc, &sw_res_controllerrevisions, d, &revs);
@@ -497,7 +498,8 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
         json_decref(obj);
     } else if (error == 0) {
         sw_strlcpy(name, sw_json_str_at(hit, "metadata.name") ?: "", n);
-        if (sw_json_int_or(hit, "revision", 0) < max) { /* rolled back: the old revision is newest */
+        if (sw_json_int_or(hit, "revision", 0) <
+            max) { /* rolled back: the old revision is newest */
             json_t *copy = json_deep_copy(hit);
             json_object_set_new(copy, "revision", json_integer(max + 1));
             error = sw_client_update(dc->client, &sw_res_controllerrevisions, ns, copy, NULL);
@@ -514,7 +516,8 @@ static int current_revision(sw_deploy_controller *dc, const json_t *d, const cha
             v[old++] = cr;
     }
     for (size_t a = 0; a < old; a++) /* insertion sort by revision: histories are short */
-        for (size_t b = a; b > 0 && sw_json_int_or(v[b - 1], "revision", 0) > sw_json_int_or(v[b], "revision", 0);
+        for (size_t b = a;
+             b > 0 && sw_json_int_or(v[b - 1], "revision", 0) > sw_json_int_or(v[b], "revision", 0);
              b--) {
             const json_t *t = v[b];
             v[b] = v[b - 1];
@@ -668,10 +671,9 @@ int sw_deploy_controller_new(sw_deploy_controller **out, sw_client *c, sw_inform
                              .queue = {.base_delay_ms = 200, .max_delay_ms = 30000}};
     int error = sw_controller_new(&dc->loop, &co);
     sw_informer_opts io = {.lean = true, .resync_ms = 600000};
-    sw_informer_handlers hd = {.on_add = deploy_event, .on_update = deploy_changed,
-                               .payload = dc};
-    sw_informer_handlers hr = {.on_add = rs_event, .on_update = rs_changed,
-                               .on_delete = rs_event, .payload = dc};
+    sw_informer_handlers hd = {.on_add = deploy_event, .on_update = deploy_changed, .payload = dc};
+    sw_informer_handlers hr = {
+        .on_add = rs_event, .on_update = rs_changed, .on_delete = rs_event, .payload = dc};
     if (error == 0)
         error = sw_informer_new(&dc->deployments, c, &sw_res_deployments, &io, &hd);
     if (error == 0)

@@ -60,8 +60,8 @@ static json_t *labels_with(const json_t *base, const char *dc, const char *rc)
  * New, the config encoded in it. */
 static int create_rc(sw_dc_controller *d, const json_t *dc, int64_t v, json_t **out)
 {
-    const char *name = sw_json_str_at(dc, "metadata.name"), *ns =
-                                                                sw_json_str_at(dc, "metadata.namespace");
+    const char *name = sw_json_str_at(dc, "metadata.name"),
+               *ns = sw_json_str_at(dc, "metadata.namespace");
     char rcname[256], vs[24], replicas[24];
     sw_dc_rc_name(name, v, rcname, sizeof(rcname));
     snprintf(vs, sizeof(vs), "%lld", (long long)v);
@@ -73,30 +73,31 @@ static int create_rc(sw_dc_controller *d, const json_t *dc, int64_t v, json_t **
     json_object_set_new(labels, SW_DC_NAME_ANN, json_string(name));
     json_t *tmpl = json_deep_copy(sw_json_at(dc, "spec.template"));
     json_t *tmeta = sw_json_obj_path(tmpl, "metadata");
-    json_object_set_new(tmeta, "labels", labels_with(json_object_get(tmeta, "labels"), name, rcname));
+    json_object_set_new(tmeta, "labels",
+                        labels_with(json_object_get(tmeta, "labels"), name, rcname));
     json_t *tann = sw_json_obj_path(tmeta, "annotations");
     json_object_set_new(tann, SW_DC_NAME_ANN, json_string(name));
     json_object_set_new(tann, "openshift.io/deployment.name", json_string(rcname));
     json_object_set_new(tann, SW_DC_VERSION_ANN, json_string(vs));
-    json_t *rc = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s}, "
-        "s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, s:{s:i, s:o, s:o}}",
-        "apiVersion", "v1", "kind", "ReplicationController", "metadata", "name", rcname,
-        "namespace", ns, "labels", labels, "annotations", SW_DC_NAME_ANN, name, SW_DC_ENCODED_ANN,
-        encoded ? encoded : "{}", SW_DC_PHASE_ANN, "New", SW_DC_VERSION_ANN, vs,
-        SW_DC_DESIRED_ANN, replicas, SW_DC_REPLICAS_ANN, "0", SW_DC_REASON_ANN,
-        sw_json_str_at(dc, "status.details.message") ?: "", "ownerReferences", "apiVersion",
-        "apps.openshift.io/v1", "kind", "DeploymentConfig", "name", name, "uid",
-        sw_json_str_at(dc, "metadata.uid") ?: "", "controller", 1, "blockOwnerDeletion", 1,
-        "spec", "replicas", 0, "selector",
-        labels_with(sw_json_at(dc, "spec.selector"), name, rcname), "template", tmpl);
+    json_t *rc =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s}, "
+                  "s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, s:{s:i, s:o, s:o}}",
+                  "apiVersion", "v1", "kind", "ReplicationController", "metadata", "name", rcname,
+                  "namespace", ns, "labels", labels, "annotations", SW_DC_NAME_ANN, name,
+                  SW_DC_ENCODED_ANN, encoded ? encoded : "{}", SW_DC_PHASE_ANN, "New",
+                  SW_DC_VERSION_ANN, vs, SW_DC_DESIRED_ANN, replicas, SW_DC_REPLICAS_ANN, "0",
+                  SW_DC_REASON_ANN, sw_json_str_at(dc, "status.details.message") ?: "",
+                  "ownerReferences", "apiVersion", "apps.openshift.io/v1", "kind",
+                  "DeploymentConfig", "name", name, "uid", sw_json_str_at(dc, "metadata.uid") ?: "",
+                  "controller", 1, "blockOwnerDeletion", 1, "spec", "replicas", 0, "selector",
+                  labels_with(sw_json_at(dc, "spec.selector"), name, rcname), "template", tmpl);
     free(encoded);
     int error = rc ? sw_client_create(d->client, &sw_res_replicationcontrollers, ns, rc, out)
                    : sw_error_set(SW_ERROR, "cannot build ReplicationController %s", rcname);
     json_decref(rc);
     if (error == 0)
-        sw_log(SW_LOG_INFO, "deploymentconfig %s/%s: version %lld (%s): %s", ns, name,
-               (long long)v, sw_json_str_at(dc, "status.details.message") ?: "", rcname);
+        sw_log(SW_LOG_INFO, "deploymentconfig %s/%s: version %lld (%s): %s", ns, name, (long long)v,
+               sw_json_str_at(dc, "status.details.message") ?: "", rcname);
     return error;
 }
 
@@ -124,11 +125,11 @@ static int settle_rc(sw_dc_controller *d, json_t *rc, int64_t replicas, const ch
             return error;
         cur = saved;
     }
-    json_t *want = json_pack("{s:I, s:I, s:I, s:I, s:I}", "replicas", (json_int_t)replicas,
-                             "fullyLabeledReplicas", (json_int_t)replicas, "readyReplicas",
-                             (json_int_t)replicas, "availableReplicas", (json_int_t)replicas,
-                             "observedGeneration",
-                             (json_int_t)sw_json_int_or(cur, "metadata.generation", 1));
+    json_t *want =
+        json_pack("{s:I, s:I, s:I, s:I, s:I}", "replicas", (json_int_t)replicas,
+                  "fullyLabeledReplicas", (json_int_t)replicas, "readyReplicas",
+                  (json_int_t)replicas, "availableReplicas", (json_int_t)replicas,
+                  "observedGeneration", (json_int_t)sw_json_int_or(cur, "metadata.generation", 1));
     if (!json_equal(json_object_get(cur, "status"), want)) {
         json_t *copy = json_deep_copy(cur);
         json_object_set(copy, "status", want);
@@ -166,8 +167,8 @@ static void prune(sw_dc_controller *d, const json_t *dc, const json_t *rcs, int6
         int error = sw_client_delete(d->client, &sw_res_replicationcontrollers,
                                      sw_json_str_at(v[i], "metadata.namespace"), name);
         if (error < 0 && error != SW_ENOTFOUND)
-            sw_log(SW_LOG_INFO, "deploymentconfig: cannot prune ReplicationController %s: %s",
-                   name, sw_error_msg());
+            sw_log(SW_LOG_INFO, "deploymentconfig: cannot prune ReplicationController %s: %s", name,
+                   sw_error_msg());
     }
     sw_free(v);
 }
@@ -175,8 +176,8 @@ static void prune(sw_dc_controller *d, const json_t *dc, const json_t *rcs, int6
 /* ---- the status ---- */
 
 /* The condition of type, keeping the old times when nothing else changed. */
-static json_t *condition(const json_t *dc, const char *type, const char *status,
-                         const char *reason, const char *msg)
+static json_t *condition(const json_t *dc, const char *type, const char *status, const char *reason,
+                         const char *msg)
 {
     char now[32];
     sw_time_format(sw_time_now(), now, sizeof(now));
@@ -201,13 +202,12 @@ static json_t *condition(const json_t *dc, const char *type, const char *status,
 static json_t *status_of(const json_t *dc, const json_t *latest, json_t *causes)
 {
     int64_t replicas = latest ? sw_json_int_or(dc, "spec.replicas", 0) : 0;
-    json_t *st = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "latestVersion",
-                           (json_int_t)sw_json_int_or(dc, "status.latestVersion", 0),
-                           "observedGeneration",
-                           (json_int_t)sw_json_int_or(dc, "metadata.generation", 1), "replicas",
-                           (json_int_t)replicas, "updatedReplicas", (json_int_t)replicas,
-                           "availableReplicas", (json_int_t)replicas, "readyReplicas",
-                           (json_int_t)replicas, "unavailableReplicas", 0);
+    json_t *st = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "latestVersion",
+        (json_int_t)sw_json_int_or(dc, "status.latestVersion", 0), "observedGeneration",
+        (json_int_t)sw_json_int_or(dc, "metadata.generation", 1), "replicas", (json_int_t)replicas,
+        "updatedReplicas", (json_int_t)replicas, "availableReplicas", (json_int_t)replicas,
+        "readyReplicas", (json_int_t)replicas, "unavailableReplicas", 0);
     json_t *details = sw_json_at(dc, "status.details");
     if (details)
         json_object_set(st, "details", details);
@@ -216,11 +216,10 @@ static json_t *status_of(const json_t *dc, const json_t *latest, json_t *causes)
         char msg[400];
         snprintf(msg, sizeof(msg), "replication controller \"%s\" successfully rolled out",
                  sw_json_str_at(latest, "metadata.name") ?: "");
-        json_array_append_new(conds, condition(dc, "Available", "True",
-                                               "MinimumReplicasAvailable",
+        json_array_append_new(conds, condition(dc, "Available", "True", "MinimumReplicasAvailable",
                                                "Deployment config has minimum availability."));
-        json_array_append_new(conds, condition(dc, "Progressing", "True",
-                                               "NewReplicationControllerAvailable", msg));
+        json_array_append_new(
+            conds, condition(dc, "Progressing", "True", "NewReplicationControllerAvailable", msg));
     } else {
         json_array_append_new(conds,
                               condition(dc, "Available", "False", "MinimumReplicasUnavailable",
@@ -269,7 +268,8 @@ static int sync(sw_dc_controller *d, const char *ns, const char *name)
             error = 0;
         }
         if (error == 0 && changed &&
-            (error = sw_client_update(d->client, &sw_res_deploymentconfigs, ns, copy, &saved)) == 0) {
+            (error = sw_client_update(d->client, &sw_res_deploymentconfigs, ns, copy, &saved)) ==
+                0) {
             json_decref(dc);
             dc = saved;
         }
@@ -425,8 +425,8 @@ int sw_dc_controller_new(sw_dc_controller **out, sw_client *c)
     sw_informer_opts lean = {.lean = true};
     sw_informer_handlers hc = {.on_add = config_event, .on_update = config_changed, .payload = d};
     sw_informer_handlers hs = {.on_add = stream_event, .on_update = stream_changed, .payload = d};
-    sw_informer_handlers hr = {.on_add = rc_event, .on_update = rc_changed, .on_delete = rc_event,
-                               .payload = d};
+    sw_informer_handlers hr = {
+        .on_add = rc_event, .on_update = rc_changed, .on_delete = rc_event, .payload = d};
     if (error == 0)
         error = sw_informer_new(&d->configs, c, &sw_res_deploymentconfigs, &cached, &hc);
     if (error == 0)

@@ -17,8 +17,8 @@
 typedef struct sw_gc sw_gc;
 
 typedef struct sw_gc_opts {
-    int workers;           /* concurrent syncs; 0: 20 (kube's --concurrent-gc-syncs) */
-    int rediscovery_ms;    /* 0: 30000 */
+    int workers;        /* concurrent syncs; 0: 20 (kube's --concurrent-gc-syncs) */
+    int rediscovery_ms; /* 0: 30000 */
 } sw_gc_opts;
 
 /* c and f must outlive the collector; f's lean informers carry its handlers. */

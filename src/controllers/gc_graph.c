@@ -53,8 +53,8 @@ typedef struct gkind {
     uint32_t gen;
 } gkind;
 
-#define MAX_KINDS 4096     /* kinds named by references; past it they count as unknown */
-#define MAX_KIND_NAME 316  /* group (253) + kind (63): a longer one is no kind any server serves */
+#define MAX_KINDS 4096    /* kinds named by references; past it they count as unknown */
+#define MAX_KIND_NAME 316 /* group (253) + kind (63): a longer one is no kind any server serves */
 
 struct sw_gc_graph {
     pthread_mutex_t mu;
@@ -320,8 +320,8 @@ static void set_owners(sw_gc_graph *g, gnode *n, const json_t *refs)
         const char *uid = sw_json_str_at(ref, "uid");
         char group[256], version[128];
         if (!uid || !*uid ||
-            sw_ownerref_split_api_version(sw_json_str_at(ref, "apiVersion"), group,
-                                          sizeof(group), version, sizeof(version)) < 0)
+            sw_ownerref_split_api_version(sw_json_str_at(ref, "apiVersion"), group, sizeof(group),
+                                          version, sizeof(version)) < 0)
             continue; /* the server refuses such references; nothing to follow */
         gnode *o = find(g, uid);
         bool dup = false;
@@ -423,7 +423,8 @@ void sw_gc_graph_upsert(sw_gc_graph *g, int kind, const json_t *obj)
     }
     /* deletion that starts (or is first seen): the orphaning pass, or foreground deletion of
      * the dependents and the owner's own check */
-    if ((flags & N_DELETING) && (flags & N_ORPHAN) && !((before & N_DELETING) && (before & N_ORPHAN)))
+    if ((flags & N_DELETING) && (flags & N_ORPHAN) &&
+        !((before & N_DELETING) && (before & N_ORPHAN)))
         g->hooks.attempt_orphan(g->hooks.ctx, n->uid);
     if ((flags & N_DEL_DEPS) && !(before & N_DEL_DEPS)) {
         attempt_dependents(g, n);
@@ -560,10 +561,10 @@ int sw_gc_graph_item(sw_gc_graph *g, const char *uid, sw_gc_item *out)
     out->owners = n->nowners ? sw_calloc(n->nowners, sizeof(*out->owners)) : NULL;
     for (uint32_t i = 0; i < n->nowners; i++) {
         const gref *r = &n->owners[i];
-        out->owners[i] = (sw_gc_owner){sw_strdup(r->owner->uid), r->kind, sw_strdup(r->name),
-                                       sw_strdup(r->owner->ns), owner_state(r),
-                                       r->flags & REF_BLOCK, r->flags & REF_CONTROLLER,
-                                       ref_matches(r), !(r->owner->flags & N_VIRTUAL)};
+        out->owners[i] = (sw_gc_owner){
+            sw_strdup(r->owner->uid),  r->kind,        sw_strdup(r->name),
+            sw_strdup(r->owner->ns),   owner_state(r), r->flags & REF_BLOCK,
+            r->flags & REF_CONTROLLER, ref_matches(r), !(r->owner->flags & N_VIRTUAL)};
     }
     out->ndependents = n->ndeps;
     out->dependents = n->ndeps ? sw_calloc(n->ndeps, sizeof(char *)) : NULL;

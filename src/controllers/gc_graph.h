@@ -89,7 +89,7 @@ typedef struct sw_gc_item {
     char **dependents; /* uids of every dependent */
     size_t ndependents;
     size_t nblocking_all; /* dependents whose reference blocks this one's deletion */
-    char **blocking; /* those of them to look at: not itself, not deleting their own */
+    char **blocking;      /* those of them to look at: not itself, not deleting their own */
     size_t nblocking;
     bool dependent_deleting_dependents; /* some dependent is itself deleting its dependents */
 } sw_gc_item;

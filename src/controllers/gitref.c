@@ -178,8 +178,8 @@ int sw_gitref_resolve(const char *uri, const char *ref, char commit[41], int tim
         else
             sw_strlcpy(commit, j->commit, 41);
     } else {
-        error = sw_error_set(SW_ETIMEOUT, "git ls-remote %.200s: no answer in %d ms", uri,
-                             timeout_ms);
+        error =
+            sw_error_set(SW_ETIMEOUT, "git ls-remote %.200s: no answer in %d ms", uri, timeout_ms);
         j->abandoned = true; /* the thread takes itself off pending when it ends */
         pthread_mutex_lock(&pending_mu);
         pending++;

@@ -135,7 +135,6 @@ static json_t *isi_for(const json_t *stream, const json_t *tags)
         sw_json_str_at(stream, "metadata.uid") ?: "", "spec", "import", 1, "images", images);
 }
 
-
 /* Posts one ImageStreamImport for tags of stream (the server records each new failure as a
  * Warning Event, whoever imports). */
 static int import_tags(sw_import_controller *ic, const json_t *stream, const json_t *tags)

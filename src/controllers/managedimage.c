@@ -55,11 +55,11 @@ typedef struct rec {
     json_t *mi;     /* as cached */
     json_t *status; /* the status being written (a copy) */
     char stream[256], tag[256];
-    json_t *stream_obj; /* the owned stream, when there is one */
-    json_t *bc;         /* the owned BuildConfig */
+    json_t *stream_obj;  /* the owned stream, when there is one */
+    json_t *bc;          /* the owned BuildConfig */
     const char *blocked; /* a reason nothing can proceed (an object owned by someone else) */
     char blocked_msg[512];
-    int64_t next_ms; /* look again after this long; INT64_MAX: only on a change */
+    int64_t next_ms;    /* look again after this long; INT64_MAX: only on a change */
     bool verify_now;    /* the stream says the image was deleted */
     bool registry_down; /* this pass's verification could not reach the registry */
 } rec;
@@ -195,10 +195,10 @@ static void set_cond(rec *r, const char *type, const char *status, const char *r
     if (c && sw_str_eq(sw_json_str_at(c, "status"), status))
         since = sw_json_str_at(c, "lastTransitionTime");
     sw_time_format(sw_time_now(), now, sizeof(now));
-    json_t *nc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status,
-                           "reason", reason, "message", message ? message : "",
-                           "lastTransitionTime", since ? since : now, "observedGeneration",
-                           (json_int_t)gen);
+    json_t *nc =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status, "reason",
+                  reason, "message", message ? message : "", "lastTransitionTime",
+                  since ? since : now, "observedGeneration", (json_int_t)gen);
     if (c) {
         json_object_update(c, nc);
         json_decref(nc);
@@ -342,8 +342,7 @@ static bool claim(rec *r, const sw_resource *res, const char *what, json_t **obj
 
 /* The cached object ns/name of inf, else the API's (the cache may not have seen our own
  * create yet); NULL when there is none. */
-static int lookup(rec *r, sw_informer *inf, const sw_resource *res, const char *name,
-                  json_t **out)
+static int lookup(rec *r, sw_informer *inf, const sw_resource *res, const char *name, json_t **out)
 {
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", r->ns, name);
@@ -377,9 +376,9 @@ static int ensure_stream(rec *r)
     const char *img = sw_json_str_at(r->status, "latestImage");
     if (!s) {
         json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:{s:b}}}", "apiVersion",
-                                "image.openshift.io/v1", "kind", "ImageStream", "metadata",
-                                "name", r->stream, "namespace", r->ns, "ownerReferences",
-                                owner_ref(r->mi), "spec", "lookupPolicy", "local", 0);
+                                "image.openshift.io/v1", "kind", "ImageStream", "metadata", "name",
+                                r->stream, "namespace", r->ns, "ownerReferences", owner_ref(r->mi),
+                                "spec", "lookupPolicy", "local", 0);
         error = sw_client_create(r->m->client, &sw_res_imagestreams, r->ns, obj, &s);
         json_decref(obj);
         if (error < 0)
@@ -481,10 +480,9 @@ static int ensure_bc(rec *r)
     snprintf(gen, sizeof(gen), "%lld", (long long)g);
     if (!bc) {
         json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[o]}, s:O}", "apiVersion",
-                                "build.openshift.io/v1", "kind", "BuildConfig", "metadata",
-                                "name", r->name, "namespace", r->ns, "annotations",
-                                SW_MI_ANN_GENERATION, gen, "ownerReferences", owner_ref(r->mi),
-                                "spec", want);
+                                "build.openshift.io/v1", "kind", "BuildConfig", "metadata", "name",
+                                r->name, "namespace", r->ns, "annotations", SW_MI_ANN_GENERATION,
+                                gen, "ownerReferences", owner_ref(r->mi), "spec", want);
         error = sw_client_create(r->m->client, &sw_res_buildconfigs, r->ns, obj, &bc);
         json_decref(obj);
         goto done;
@@ -521,8 +519,10 @@ static int ensure_bc(rec *r)
             json_decref(bc);
             bc = saved;
         } else if (error == 0) {
-            event(r, "Normal", "Reverted", "BuildConfig %s: put back %s as the ManagedImage "
-                  "says", r->name, sw_buf_cstr(&fields));
+            event(r, "Normal", "Reverted",
+                  "BuildConfig %s: put back %s as the ManagedImage "
+                  "says",
+                  r->name, sw_buf_cstr(&fields));
             json_decref(bc);
             bc = saved;
         }
@@ -542,8 +542,8 @@ done:
 
 typedef struct inputs {
     char spec_hash[80];
-    char base[80];   /* digest, "" when unknown or not followed */
-    char rev[41];    /* git commit, "" when unknown */
+    char base[80]; /* digest, "" when unknown or not followed */
+    char rev[41];  /* git commit, "" when unknown */
 } inputs;
 
 /* The base image's digest now: an ImageStreamTag's newest image, a DockerImage's HEAD (at
@@ -563,7 +563,8 @@ static void resolve_base(rec *r, char out[80])
         snprintf(key, sizeof(key), "%s/%s", ns && *ns ? ns : r->ns, stream);
         json_t *s = sw_informer_get(r->m->streams, key);
         const json_t *st = sw_imagestream_status_tag(s, tag);
-        sw_strlcpy(out, sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image") ?: "",
+        sw_strlcpy(out,
+                   sw_json_str_at(json_array_get(json_object_get(st, "items"), 0), "image") ?: "",
                    80);
         json_decref(s);
     } else if (sw_str_eq(kind, "ImageStreamImage")) {
@@ -635,8 +636,8 @@ static void resolve_rev(rec *r, char out[41])
         return;
     }
     char commit[41];
-    if (sw_gitref_resolve(uri, sw_json_str_at(r->mi, "spec.source.git.ref"), commit,
-                          GIT_TIMEOUT_MS, GIT_PENDING_MAX) == 0) {
+    if (sw_gitref_resolve(uri, sw_json_str_at(r->mi, "spec.source.git.ref"), commit, GIT_TIMEOUT_MS,
+                          GIT_PENDING_MAX) == 0) {
         sw_strlcpy(out, commit, 41);
         mem_set(r->m, r->key, "rev", json_string(commit));
         mem_set(r->m, r->key, "revAt", json_integer(now));
@@ -744,7 +745,8 @@ static void adopt(rec *r, const json_t *b, const inputs *now)
     json_t *inp = json_pack("{s:I, s:s}", "generation", (json_int_t)gen, "specHash", in.spec_hash);
     sw_ref base;
     if (in.base[0] &&
-        sw_ref_parse(sw_json_str_at(b, "spec.strategy.dockerStrategy.from.name") ?: "", &base) == 0) {
+        sw_ref_parse(sw_json_str_at(b, "spec.strategy.dockerStrategy.from.name") ?: "", &base) ==
+            0) {
         char spec[700];
         snprintf(spec, sizeof(spec), "%s/%s@%s", base.registry, base.repository, in.base);
         json_object_set_new(inp, "baseImage", json_string(spec));
@@ -805,19 +807,18 @@ static int start(rec *r, int64_t last_version, const inputs *in, const char *why
     snprintf(gen, sizeof(gen), "%lld", (long long)g);
     json_t *annotations = json_pack("{s:s, s:s, s:s, s:s, s:s}", SW_MI_ANN_OWNER, r->name,
                                     SW_MI_ANN_SPEC_HASH, in->spec_hash, SW_MI_ANN_BASE, in->base,
-                                    SW_MI_ANN_REVISION, in->rev, SW_MI_ANN_GENERATION,
-                                    gen);
-    json_t *req = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:I, s:[{s:s}]}", "kind",
-                            "BuildRequest", "apiVersion", "build.openshift.io/v1", "metadata",
-                            "name", r->name, "namespace", r->ns, "annotations", annotations,
-                            "lastVersion", (json_int_t)last_version, "triggeredBy", "message",
-                            why);
+                                    SW_MI_ANN_REVISION, in->rev, SW_MI_ANN_GENERATION, gen);
+    json_t *req = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:I, s:[{s:s}]}", "kind", "BuildRequest",
+                            "apiVersion", "build.openshift.io/v1", "metadata", "name", r->name,
+                            "namespace", r->ns, "annotations", annotations, "lastVersion",
+                            (json_int_t)last_version, "triggeredBy", "message", why);
     if (in->rev[0])
         json_object_set_new(req, "revision",
                             json_pack("{s:s, s:{s:s}}", "type", "Git", "git", "commit", in->rev));
     json_t *out = NULL;
-    snprintf(path, sizeof(path), "/apis/build.openshift.io/v1/namespaces/%s/buildconfigs/%s/instantiate",
-             r->ns, r->name);
+    snprintf(path, sizeof(path),
+             "/apis/build.openshift.io/v1/namespaces/%s/buildconfigs/%s/instantiate", r->ns,
+             r->name);
     int error = sw_client_request(r->m->client, "POST", path, req, NULL, NULL, &out);
     if (error == 0) {
         event(r, "Normal", "BuildStarted", "started build %s: %s",
@@ -867,16 +868,17 @@ static int decide(rec *r)
     /* a build that completed a moment ago: the build controller records its image in the
      * stream right after, so a tag still showing the previous one is not drift yet */
     int64_t done_s = 0;
-    bool settling = b && sw_str_eq(phase, "Complete") &&
-                    sw_time_parse(sw_json_str_at(b, "status.completionTimestamp") ?: "",
-                                  &done_s) == 0 &&
-                    sw_time_now() - done_s < 30;
+    bool settling =
+        b && sw_str_eq(phase, "Complete") &&
+        sw_time_parse(sw_json_str_at(b, "status.completionTimestamp") ?: "", &done_s) == 0 &&
+        sw_time_now() - done_s < 30;
     if (settling)
         requeue(r, 30000);
     if (!why) {
         set_cond(r, "Building", active ? "True" : "False", active ? "BuildRunning" : "UpToDate",
-                 active ? sw_json_str_at(b, "metadata.name") : "the image is built from the "
-                                                               "current inputs");
+                 active ? sw_json_str_at(b, "metadata.name")
+                        : "the image is built from the "
+                          "current inputs");
         check_tag(r, active || settling);
         goto done;
     }
@@ -905,15 +907,15 @@ static int decide(rec *r)
         backing_off = fails > 0 && !strcmp(fkey, key);
     }
     if (backing_off) {
-        int64_t wait = sw_mi_backoff_ms((int)fails, lost, r->m->backoff_base_ms,
-                                        r->m->backoff_max_ms);
+        int64_t wait =
+            sw_mi_backoff_ms((int)fails, lost, r->m->backoff_base_ms, r->m->backoff_max_ms);
         int64_t left = at_ms + wait - sw_time_now() * 1000;
         const char *snippet = b ? sw_json_str_at(b, "status.logSnippet") : NULL;
         char msg[1200], when[32];
         if (b)
             snprintf(msg, sizeof(msg), "build %s %s (%s)%s%s", sw_json_str_at(b, "metadata.name"),
-                     phase, sw_json_str_at(b, "status.reason") ?: "", snippet && *snippet ? ": " : "",
-                     snippet ? snippet : "");
+                     phase, sw_json_str_at(b, "status.reason") ?: "",
+                     snippet && *snippet ? ": " : "", snippet ? snippet : "");
         else
             snprintf(msg, sizeof(msg), "the last build failed (its record was pruned)");
         if (left > 0) {
@@ -958,8 +960,8 @@ static void set_ready(rec *r, const char *old_reason, const char *old_status)
         reason = sw_json_str_at(avail, "reason") ?: "NotBuilt";
         msg = sw_json_str_at(avail, "message") ?: "";
     } else if (sw_str_eq(sw_json_str_at(building, "status"), "True")) {
-        reason = sw_str_eq(sw_json_str_at(building, "status"), "True") ? "Rebuilding"
-                                                                        : "BuildFailed";
+        reason =
+            sw_str_eq(sw_json_str_at(building, "status"), "True") ? "Rebuilding" : "BuildFailed";
         msg = sw_json_str_at(building, "message") ?: "";
     } else {
         ready = true;
@@ -971,8 +973,7 @@ static void set_ready(rec *r, const char *old_reason, const char *old_status)
         return;
     /* the cache may not show our last status write yet: an Event per transition, once */
     char last[200], now[200];
-    snprintf(now, sizeof(now), "%s|%s|%.120s", ready ? "True" : "False", reason,
-             ready ? msg : "");
+    snprintf(now, sizeof(now), "%s|%s|%.120s", ready ? "True" : "False", reason, ready ? msg : "");
     mem_str(r->m, r->key, "readyEvent", last, sizeof(last));
     if (!strcmp(last, now))
         return;
@@ -1064,7 +1065,10 @@ done:
     json_decref(r.bc);
     if (error < 0)
         return error;
-    return r.next_ms == INT64_MAX ? 0 : (int)(r.next_ms < 1 ? 1 : r.next_ms > 86400000 ? 86400000 : r.next_ms);
+    return r.next_ms == INT64_MAX ? 0
+                                  : (int)(r.next_ms < 1          ? 1
+                                          : r.next_ms > 86400000 ? 86400000
+                                                                 : r.next_ms);
 }
 
 /* ---- wake-ups ---- */
@@ -1090,7 +1094,10 @@ static void enqueue_owner(sw_mi_controller *m, const json_t *obj)
     sw_controller_enqueue(m->loop, key);
 }
 
-static void mi_added(json_t *obj, void *p) { enqueue_obj(p, obj); }
+static void mi_added(json_t *obj, void *p)
+{
+    enqueue_obj(p, obj);
+}
 static void mi_deleted(json_t *obj, void *p)
 {
     char *key = sw_informer_key(obj);
@@ -1098,7 +1105,10 @@ static void mi_deleted(json_t *obj, void *p)
         mem_forget(p, key); /* a ManagedImage made again with this name starts afresh */
     sw_free(key);
 }
-static void mi_changed(json_t *old, json_t *obj, void *p) { enqueue_obj(p, obj); }
+static void mi_changed(json_t *old, json_t *obj, void *p)
+{
+    enqueue_obj(p, obj);
+}
 /* A BuildConfig has its ManagedImage's name: its change wakes that one, owned or in the way. */
 static void config_event(json_t *obj, void *p)
 {
@@ -1129,16 +1139,22 @@ static void stream_event(sw_mi_controller *m, const json_t *obj)
     }
 }
 
-static void stream_added(json_t *obj, void *p) { stream_event(p, obj); }
-static void stream_changed(json_t *old, json_t *obj, void *p) { stream_event(p, obj); }
+static void stream_added(json_t *obj, void *p)
+{
+    stream_event(p, obj);
+}
+static void stream_changed(json_t *old, json_t *obj, void *p)
+{
+    stream_event(p, obj);
+}
 
 /* A build's ManagedImage: the owner of its BuildConfig, which has the ManagedImage's name. */
 static void build_event(sw_mi_controller *m, const json_t *obj)
 {
     const char *mi = ann(obj, SW_MI_ANN_OWNER);
     if (!mi) /* a build started by hand on the owned BuildConfig, which has the MI's name */
-        mi = json_string_value(json_object_get(sw_json_at(obj, "metadata.labels"),
-                                               "openshift.io/build-config.name"));
+        mi = json_string_value(
+            json_object_get(sw_json_at(obj, "metadata.labels"), "openshift.io/build-config.name"));
     const char *ns = sw_json_str_at(obj, "metadata.namespace");
     char key[600];
     if (!mi || !ns)
@@ -1147,8 +1163,14 @@ static void build_event(sw_mi_controller *m, const json_t *obj)
     sw_controller_enqueue(m->loop, key);
 }
 
-static void build_added(json_t *obj, void *p) { build_event(p, obj); }
-static void build_changed(json_t *old, json_t *obj, void *p) { build_event(p, obj); }
+static void build_added(json_t *obj, void *p)
+{
+    build_event(p, obj);
+}
+static void build_changed(json_t *old, json_t *obj, void *p)
+{
+    build_event(p, obj);
+}
 
 /* Index "output": the ns/stream a ManagedImage keeps its image in. */
 static json_t *output_index(const json_t *mi)
@@ -1223,8 +1245,7 @@ int sw_mi_controller_new(sw_mi_controller **out, sw_client *c, sw_informers *f,
                                    .on_update = config_changed,
                                    .on_delete = config_event,
                                    .payload = m};
-        sw_informer_handlers hb = {.on_add = build_added, .on_update = build_changed,
-                                   .payload = m};
+        sw_informer_handlers hb = {.on_add = build_added, .on_update = build_changed, .payload = m};
         error = sw_informer_add_handlers(m->mis, &hm);
         if (error == 0)
             error = sw_informer_add_handlers(m->streams, &hs);

@@ -24,8 +24,8 @@
 typedef struct sw_mi_controller sw_mi_controller;
 
 typedef struct sw_mi_controller_opts {
-    int workers;            /* 0: 4 */
-    sw_registry *registry;  /* borrowed, for HEAD requests; NULL: the controller makes its own */
+    int workers;           /* 0: 4 */
+    sw_registry *registry; /* borrowed, for HEAD requests; NULL: the controller makes its own */
     const char *const *insecure_registries; /* for its own registry client; NULL-terminated */
     /* The wait after a failed build before the next, doubled per consecutive failure with the
      * same inputs, capped: 0 takes $SW_MI_BACKOFF_MS, else 10000; and 300000. */

@@ -21,8 +21,8 @@
 typedef struct sw_namespace_controller sw_namespace_controller;
 
 typedef struct sw_namespace_controller_opts {
-    int workers;     /* 0: 5 (kube's --concurrent-namespace-syncs... is 10; two cores here) */
-    int recheck_ms;  /* how soon a namespace with content left is looked at again; 0: 1000 */
+    int workers;         /* 0: 5 (kube's --concurrent-namespace-syncs... is 10; two cores here) */
+    int recheck_ms;      /* how soon a namespace with content left is looked at again; 0: 1000 */
     const char *root_ca; /* PEM for kube-root-ca.crt (copied), or NULL: no ConfigMap */
     size_t root_ca_len;
 } sw_namespace_controller_opts;

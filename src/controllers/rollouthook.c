@@ -42,8 +42,8 @@ struct sw_rollout_hook {
     int64_t read_ms;
 };
 
-void sw_rollout_hook_sign(const char *key, size_t keylen, const char *body, size_t len,
-                          char *out, size_t n)
+void sw_rollout_hook_sign(const char *key, size_t keylen, const char *body, size_t len, char *out,
+                          size_t n)
 {
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int maclen = 0;
@@ -67,12 +67,12 @@ static int read_secret(sw_rollout_hook *h)
     const char *k64 = json_string_value(json_object_get(json_object_get(s, "data"), "secret"));
     if (error == 0 && (!u64 || !k64 || sw_base64_decode(u64, strlen(u64), &url, &ul) < 0 ||
                        sw_base64_decode(k64, strlen(k64), &key, &kl) < 0))
-        error = sw_error_set(SW_EINVALID, "secret %s/%s needs the keys url and secret", h->ns,
-                             h->name);
+        error =
+            sw_error_set(SW_EINVALID, "secret %s/%s needs the keys url and secret", h->ns, h->name);
     if (error == 0 && (ul == 0 || ul >= URL_MAX || memchr(url, '\0', ul) ||
                        (strncmp((char *)url, "http://", 7) && strncmp((char *)url, "https://", 8))))
-        error = sw_error_set(SW_EINVALID, "secret %s/%s: url must be an http or https URL",
-                             h->ns, h->name);
+        error = sw_error_set(SW_EINVALID, "secret %s/%s: url must be an http or https URL", h->ns,
+                             h->name);
     if (error == 0 && (kl == 0 || kl > KEY_MAX))
         error = sw_error_set(SW_EINVALID, "secret %s/%s: secret must be 1 to %d bytes", h->ns,
                              h->name, KEY_MAX);
@@ -137,8 +137,7 @@ static int post(sw_rollout_hook *h, CURL *curl, const char *body)
         return sw_error_set(SW_EUNAVAILABLE, "rollout webhook at %s unreachable: %s", h->host,
                             curl_easy_strerror(rc));
     if (status < 200 || status > 299)
-        return sw_error_set(SW_EUNAVAILABLE, "rollout webhook at %s answered %ld", h->host,
-                            status);
+        return sw_error_set(SW_EUNAVAILABLE, "rollout webhook at %s answered %ld", h->host, status);
     return 0;
 }
 
@@ -180,8 +179,9 @@ static void *sender_main(void *arg)
             backoff = BACKOFF_FIRST_MS;
             continue;
         }
-        sw_log(SW_LOG_WARN, "rollout notification not delivered (%zu waiting): %s; again in %lld ms",
-               h->count, sw_error_msg(), (long long)backoff);
+        sw_log(SW_LOG_WARN,
+               "rollout notification not delivered (%zu waiting): %s; again in %lld ms", h->count,
+               sw_error_msg(), (long long)backoff);
         if (!wait_ms(h, backoff))
             break;
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;

@@ -30,7 +30,7 @@ void sw_rollout_hook_send(sw_rollout_hook *h, const json_t *record);
 void sw_rollout_hook_free(sw_rollout_hook *h);
 
 /* The signature header value for body under key: "sha256=<64 hex>" into out (>= 72). */
-void sw_rollout_hook_sign(const char *key, size_t keylen, const char *body, size_t len,
-                          char *out, size_t n);
+void sw_rollout_hook_sign(const char *key, size_t keylen, const char *body, size_t len, char *out,
+                          size_t n);
 
 #endif

@@ -42,7 +42,7 @@ void sw_trigger_controller_free(sw_trigger_controller *t);
 /* ---- pure helpers (exposed for tests) ---- */
 
 typedef struct sw_trigger {
-    char ns[254];      /* the stream's namespace (the object's when the trigger names none) */
+    char ns[254]; /* the stream's namespace (the object's when the trigger names none) */
     char stream[254];
     char tag[129];
     bool paused;

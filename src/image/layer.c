@@ -80,7 +80,8 @@ static int close_out(pipe_state *ps)
     int rc = close(ps->fd);
     ps->fd = -1;
     if (rc < 0)
-        return sw_error_set(SW_ERROR, "layer: closing %s: %s", ps->opts->out_path, sw_strerror(errno));
+        return sw_error_set(SW_ERROR, "layer: closing %s: %s", ps->opts->out_path,
+                            sw_strerror(errno));
     return 0;
 }
 

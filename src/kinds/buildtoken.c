@@ -57,8 +57,8 @@ int sw_build_token_subject(const char *token, char *ns, size_t nn, char *name, s
         return SW_EUNAUTHORIZED;
     char *slash = memchr(raw, '/', len);
     int error = SW_EUNAUTHORIZED;
-    if (slash && (size_t)(slash - (char *)raw) < nn && len - (size_t)(slash - (char *)raw) <= nname &&
-        !memchr(raw, '\0', len)) {
+    if (slash && (size_t)(slash - (char *)raw) < nn &&
+        len - (size_t)(slash - (char *)raw) <= nname && !memchr(raw, '\0', len)) {
         memcpy(ns, raw, (size_t)(slash - (char *)raw));
         ns[slash - (char *)raw] = '\0';
         sw_strlcpy(name, slash + 1, nname);
@@ -80,8 +80,7 @@ bool sw_build_token_valid(const unsigned char *key, size_t keylen, const char *t
 }
 
 /* builds/<n>/token: minted for the build controller (build tokens cannot reach this). */
-int sw_build_build_token(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
-                         sw_subresp *out)
+int sw_build_build_token(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r, sw_subresp *out)
 {
     json_t *b = NULL;
     char tok[1024];
@@ -89,9 +88,8 @@ int sw_build_build_token(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
         return sw_error_set(SW_EMETHOD, "builds/token takes a POST");
     int error = o->get(o, &sw_kind_build, r->ns, r->name, &b);
     if (error == 0)
-        error = sw_build_token_make(ctx->build_token_key, ctx->build_token_key_len, r->ns,
-                                    r->name, sw_json_str_at(b, "metadata.uid") ?: "", tok,
-                                    sizeof(tok));
+        error = sw_build_token_make(ctx->build_token_key, ctx->build_token_key_len, r->ns, r->name,
+                                    sw_json_str_at(b, "metadata.uid") ?: "", tok, sizeof(tok));
     if (error == 0)
         out->obj = json_pack("{s:s, s:s, s:s}", "kind", "BuildToken", "apiVersion",
                              "build.openshift.io/v1", "token", tok);

@@ -16,8 +16,8 @@
 int sw_image_policy_admit(const sw_kind_ctx *ctx, sw_objects *o, const char *kind, json_t *obj);
 
 /* Defines fn, a kind's admit callback resolving the names of a KIND object. */
-#define SW_IMAGE_POLICY_ADMIT(fn, KIND)                                                           \
-    static int fn(const sw_kind_ctx *ctx, sw_objects *o, json_t *obj)                             \
+#define SW_IMAGE_POLICY_ADMIT(fn, KIND)                                                            \
+    static int fn(const sw_kind_ctx *ctx, sw_objects *o, json_t *obj)                              \
     {                                                                                              \
         return sw_image_policy_admit(ctx, o, KIND, obj);                                           \
     }

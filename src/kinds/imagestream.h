@@ -22,8 +22,8 @@ bool sw_imagestream_add_tag_event(json_t *stream, const char *tag, const json_t 
 bool sw_imagestream_update_tracking_tags(json_t *stream, const char *tag);
 /* The pull spec of a tag event, honouring the tag's referencePolicy (Local: the stream's own
  * repository by digest; Source: the event's dockerImageReference). */
-void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_t *event,
-                              char *out, size_t n);
+void sw_imagestream_pull_spec(const json_t *stream, const char *tag, const json_t *event, char *out,
+                              size_t n);
 /* The image tag `tag` of stream points at now, as "<registry>/<repository>@<digest>" (the
  * repository of its pull spec under the tag's referencePolicy, the digest of its newest event):
  * what image triggers write. false when the tag has no image with a valid digest yet. */
@@ -32,12 +32,13 @@ bool sw_imagestream_tag_image(const json_t *stream, const char *tag, char *out, 
 int sw_imagestream_split_tag_name(const char *name, char *stream, size_t sn, char *tag, size_t tn);
 
 /* The virtual ImageStreamTag of tag in stream; NULL when the tag has no image yet. */
-json_t *sw_istag_build(const sw_kind_ctx *ctx, sw_objects *o, const json_t *stream, const char *tag);
+json_t *sw_istag_build(const sw_kind_ctx *ctx, sw_objects *o, const json_t *stream,
+                       const char *tag);
 
 /* Adds event to tag of stream ns/stream_name (creating the stream), lets tracking tags follow,
  * and writes the status with conflict retries. event's generation defaults to the stream's. */
-int sw_imagestream_record(sw_objects *o, const char *ns, const char *stream_name,
-                          const char *tag, const json_t *event);
+int sw_imagestream_record(sw_objects *o, const char *ns, const char *stream_name, const char *tag,
+                          const json_t *event);
 
 extern const sw_kind sw_kind_image;
 

@@ -16,15 +16,16 @@ static int resolve(const json_t *stream, const char *prefix, const char **id_out
     size_t i, j;
     json_t *st, *ev;
     *id_out = NULL;
-    json_array_foreach(sw_json_at(stream, "status.tags"), i, st) {
-        json_array_foreach(json_object_get(st, "items"), j, ev) {
+    json_array_foreach(sw_json_at(stream, "status.tags"), i, st)
+    {
+        json_array_foreach(json_object_get(st, "items"), j, ev)
+        {
             const char *id = sw_json_str_at(ev, "image");
             if (!id || !*id || !sw_str_prefix(id, prefix))
                 continue;
             if (*id_out && strcmp(*id_out, id))
-                return sw_error_set(SW_ECONFLICT,
-                                    "multiple images match the prefix \"%s\": %s, %s", prefix,
-                                    *id_out, id);
+                return sw_error_set(SW_ECONFLICT, "multiple images match the prefix \"%s\": %s, %s",
+                                    prefix, *id_out, id);
             if (!*id_out) {
                 *id_out = id;
                 *event_out = ev;
@@ -52,8 +53,8 @@ static int isimage_get(const sw_kind_ctx *ctx, sw_objects *o, const char *ns, co
     if (error == 0)
         error = resolve(stream, at + 1, &id, &ev, &tag);
     if (error == SW_ENOTFOUND)
-        error = sw_error_set(SW_ENOTFOUND,
-                             "imagestreamimages.image.openshift.io \"%s\" not found", name);
+        error = sw_error_set(SW_ENOTFOUND, "imagestreamimages.image.openshift.io \"%s\" not found",
+                             name);
     if (error == 0 && o->get(o, &sw_kind_image, NULL, id, &img) < 0)
         img = json_pack("{s:s, s:s, s:{s:s}}", "kind", "Image", "apiVersion",
                         "image.openshift.io/v1", "metadata", "name", id);
@@ -76,7 +77,13 @@ static const sw_virtual_ops isimage_ops = {.get = isimage_get};
 static const char *const isimage_verbs[] = {"get", NULL};
 
 const sw_kind sw_kind_imagestreamimage = {
-    .group = "image.openshift.io", .version = "v1", .kind = "ImageStreamImage",
-    .plural = "imagestreamimages", .singular = "imagestreamimage", .short_names = {"isimage"},
-    .namespaced = true, .virt = &isimage_ops, .verbs = isimage_verbs,
+    .group = "image.openshift.io",
+    .version = "v1",
+    .kind = "ImageStreamImage",
+    .plural = "imagestreamimages",
+    .singular = "imagestreamimage",
+    .short_names = {"isimage"},
+    .namespaced = true,
+    .virt = &isimage_ops,
+    .verbs = isimage_verbs,
 };

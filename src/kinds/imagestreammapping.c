@@ -36,8 +36,8 @@ static int ensure_stream(sw_objects *o, const char *ns, const char *name, json_t
     return error == SW_EEXISTS ? o->get(o, &sw_kind_imagestream, ns, name, out) : error;
 }
 
-int sw_imagestream_record(sw_objects *o, const char *ns, const char *stream_name,
-                          const char *tag, const json_t *event)
+int sw_imagestream_record(sw_objects *o, const char *ns, const char *stream_name, const char *tag,
+                          const json_t *event)
 {
     int error = 0;
     for (int attempt = 0; attempt < 10; attempt++) {
@@ -96,8 +96,8 @@ static int ismapping_create(const sw_kind_ctx *ctx, sw_objects *o, const char *n
         ref = repointed;
     }
     sw_time_format(sw_time_now(), now, sizeof(now));
-    json_t *ev = json_pack("{s:s, s:s, s:s}", "created", now, "dockerImageReference", ref,
-                           "image", id);
+    json_t *ev =
+        json_pack("{s:s, s:s, s:s}", "created", now, "dockerImageReference", ref, "image", id);
     if (error == 0)
         error = sw_imagestream_record(o, ns, name, tag, ev);
     json_decref(ev);
@@ -109,8 +109,13 @@ static const sw_virtual_ops ismapping_ops = {.create = ismapping_create};
 static const char *const ismapping_verbs[] = {"create", NULL};
 
 const sw_kind sw_kind_imagestreammapping = {
-    .group = "image.openshift.io", .version = "v1", .kind = "ImageStreamMapping",
-    .plural = "imagestreammappings", .singular = "imagestreammapping", .namespaced = true,
-    .schema_text = "{\"image\":\"any\",\"tag\":\"string\"}", .virt = &ismapping_ops,
+    .group = "image.openshift.io",
+    .version = "v1",
+    .kind = "ImageStreamMapping",
+    .plural = "imagestreammappings",
+    .singular = "imagestreammapping",
+    .namespaced = true,
+    .schema_text = "{\"image\":\"any\",\"tag\":\"string\"}",
+    .virt = &ismapping_ops,
     .verbs = ismapping_verbs,
 };

@@ -13,11 +13,11 @@
 #include <stdbool.h>
 
 typedef struct sw_import_req {
-    const char *from;         /* DockerImage pull spec */
-    bool insecure;            /* importPolicy.insecure */
-    bool preserve_original;   /* importMode PreserveOriginal (else Legacy) */
-    const char *prefer_arch;  /* tag annotation importer.image.openshift.io/prefer-arch */
-    const char *prefer_os;    /* tag annotation importer.image.openshift.io/prefer-os */
+    const char *from;        /* DockerImage pull spec */
+    bool insecure;           /* importPolicy.insecure */
+    bool preserve_original;  /* importMode PreserveOriginal (else Legacy) */
+    const char *prefer_arch; /* tag annotation importer.image.openshift.io/prefer-arch */
+    const char *prefer_os;   /* tag annotation importer.image.openshift.io/prefer-os */
     /* Whether digest is what was imported last time (for a list: the index digest); asked
      * only after HEAD, so a lookup it needs is paid only when the digest is not the obvious
      * one. NULL: nothing imported yet, so there is no HEAD: the manifest is fetched at once. */
@@ -29,12 +29,12 @@ typedef struct sw_import_req {
 } sw_import_req;
 
 typedef struct sw_import_result {
-    int code;           /* 0 or SW_E* */
-    char message[512];  /* why it failed; never holds credentials */
-    bool unchanged;     /* HEAD reported the known digest: nothing fetched, image is NULL */
-    char digest[80];    /* what `from` resolves to (the index digest for lists) */
-    json_t *image;      /* the Image the tag points at (Legacy lists: the chosen platform's) */
-    json_t *manifests;  /* PreserveOriginal lists: the child Images; else NULL */
+    int code;             /* 0 or SW_E* */
+    char message[512];    /* why it failed; never holds credentials */
+    bool unchanged;       /* HEAD reported the known digest: nothing fetched, image is NULL */
+    char digest[80];      /* what `from` resolves to (the index digest for lists) */
+    json_t *image;        /* the Image the tag points at (Legacy lists: the chosen platform's) */
+    json_t *manifests;    /* PreserveOriginal lists: the child Images; else NULL */
     char pull_spec[1024]; /* <registry>/<repository>@<image digest> */
 } sw_import_result;
 

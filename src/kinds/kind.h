@@ -86,7 +86,7 @@ typedef struct sw_column {
     const char *name;
     const char *type; /* "string", "integer", "date", ... */
     const char *description;
-    int priority;     /* >0: only with -o wide */
+    int priority; /* >0: only with -o wide */
     /* Appends the cell text for obj. */
     void (*cell)(const json_t *obj, sw_buf *out);
     /* When cell is NULL: the cell is the first match of this JSONPath (meta/jsonpath.h), null
@@ -146,14 +146,14 @@ struct sw_kind {
     bool namespaced;
     bool has_status;      /* has a status subresource; main-resource writes keep old status */
     bool spec_generation; /* metadata.generation starts at 1 and bumps on non-metadata change */
-    const char *spec_subresource; /* spec changes only through this subresource (Namespace:
-                                   * finalize); a main-resource update keeps the old spec */
-    int name_rule;        /* SW_NAME_* */
-    const char *schema_text;              /* strict schema (see meta/schema.h) */
-    const struct sw_field_doc *docs;      /* field documentation for explain, or NULL */
-    const char *const *field_selectors;   /* extra selectable fields, NULL-terminated */
-    const sw_smp_schema *(*smp)(void);    /* strategic merge keys; NULL: merge semantics */
-    const sw_column *columns;             /* extra table columns between Name and Age */
+    const char *spec_subresource;       /* spec changes only through this subresource (Namespace:
+                                         * finalize); a main-resource update keeps the old spec */
+    int name_rule;                      /* SW_NAME_* */
+    const char *schema_text;            /* strict schema (see meta/schema.h) */
+    const struct sw_field_doc *docs;    /* field documentation for explain, or NULL */
+    const char *const *field_selectors; /* extra selectable fields, NULL-terminated */
+    const sw_smp_schema *(*smp)(void);  /* strategic merge keys; NULL: merge semantics */
+    const sw_column *columns;           /* extra table columns between Name and Age */
     size_t ncolumns;
     bool no_age; /* no automatic Age column (a CRD with additionalPrinterColumns) */
 

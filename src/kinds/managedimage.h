@@ -20,10 +20,10 @@ extern const sw_kind sw_kind_managedimage;
 #define SW_MI_KIND "ManagedImage"
 
 /* Annotations a ManagedImage's builds carry: what they were started for. */
-#define SW_MI_ANN_SPEC_HASH "image.slipway.dev/spec-hash"   /* sw_mi_spec_hash at start */
-#define SW_MI_ANN_BASE "image.slipway.dev/base-image"        /* base pull spec with digest */
+#define SW_MI_ANN_SPEC_HASH "image.slipway.dev/spec-hash"      /* sw_mi_spec_hash at start */
+#define SW_MI_ANN_BASE "image.slipway.dev/base-image"          /* base pull spec with digest */
 #define SW_MI_ANN_REVISION "image.slipway.dev/source-revision" /* git commit, or "" */
-#define SW_MI_ANN_OWNER "image.slipway.dev/managed-image"    /* the ManagedImage's name */
+#define SW_MI_ANN_OWNER "image.slipway.dev/managed-image"      /* the ManagedImage's name */
 /* On the owned BuildConfig: the ManagedImage generation its spec was last written from. */
 #define SW_MI_ANN_GENERATION "image.slipway.dev/generation"
 

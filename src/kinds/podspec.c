@@ -148,8 +148,7 @@ int sw_podspec_check_selector(const json_t *obj)
     json_t *v;
     json_object_foreach((json_t *)ml, k, v)
     {
-        if (!json_is_string(v) ||
-            !sw_json_same(json_object_get(labels, k), v))
+        if (!json_is_string(v) || !sw_json_same(json_object_get(labels, k), v))
             return sw_error_set(SW_EINVALID,
                                 "spec.template.metadata.labels: Invalid value: "
                                 "map[string]string{...}: `selector` does not match template "
@@ -184,9 +183,8 @@ const char *sw_podspec_path(const char *kind)
     if (sw_str_eq(kind, "CronJob"))
         return "spec.jobTemplate.spec.template.spec";
     if (sw_str_eq(kind, "Deployment") || sw_str_eq(kind, "StatefulSet") ||
-        sw_str_eq(kind, "DaemonSet") || sw_str_eq(kind, "ReplicaSet") ||
-        sw_str_eq(kind, "Job") || sw_str_eq(kind, "ReplicationController") ||
-        sw_str_eq(kind, "DeploymentConfig"))
+        sw_str_eq(kind, "DaemonSet") || sw_str_eq(kind, "ReplicaSet") || sw_str_eq(kind, "Job") ||
+        sw_str_eq(kind, "ReplicationController") || sw_str_eq(kind, "DeploymentConfig"))
         return "spec.template.spec";
     return NULL;
 }

@@ -11,32 +11,33 @@
 
 /* The schema text of one container (a JSON object). */
 #define SW_CONTAINER_SCHEMA                                                                        \
-    "{\"name\":\"string\",\"image\":\"string\",\"command\":[\"string\"],\"args\":[\"string\"],"  \
-    "\"workingDir\":\"string\",\"ports\":[{\"name\":\"string\",\"hostPort\":\"integer\","        \
-    "\"containerPort\":\"integer\",\"protocol\":\"string\",\"hostIP\":\"string\"}],"             \
-    "\"envFrom\":[\"any\"],\"env\":[{\"name\":\"string\",\"value\":\"string\",\"valueFrom\":"    \
-    "\"any\"}],\"resources\":\"any\",\"resizePolicy\":[\"any\"],\"restartPolicy\":\"string\","    \
-    "\"volumeMounts\":[\"any\"],\"volumeDevices\":[\"any\"],\"livenessProbe\":\"any\","          \
-    "\"readinessProbe\":\"any\",\"startupProbe\":\"any\",\"lifecycle\":\"any\","                  \
-    "\"terminationMessagePath\":\"string\",\"terminationMessagePolicy\":\"string\","            \
-    "\"imagePullPolicy\":\"string\",\"securityContext\":\"any\",\"stdin\":\"boolean\","          \
+    "{\"name\":\"string\",\"image\":\"string\",\"command\":[\"string\"],\"args\":[\"string\"],"    \
+    "\"workingDir\":\"string\",\"ports\":[{\"name\":\"string\",\"hostPort\":\"integer\","          \
+    "\"containerPort\":\"integer\",\"protocol\":\"string\",\"hostIP\":\"string\"}],"               \
+    "\"envFrom\":[\"any\"],\"env\":[{\"name\":\"string\",\"value\":\"string\",\"valueFrom\":"      \
+    "\"any\"}],\"resources\":\"any\",\"resizePolicy\":[\"any\"],\"restartPolicy\":\"string\","     \
+    "\"volumeMounts\":[\"any\"],\"volumeDevices\":[\"any\"],\"livenessProbe\":\"any\","            \
+    "\"readinessProbe\":\"any\",\"startupProbe\":\"any\",\"lifecycle\":\"any\","                   \
+    "\"terminationMessagePath\":\"string\",\"terminationMessagePolicy\":\"string\","               \
+    "\"imagePullPolicy\":\"string\",\"securityContext\":\"any\",\"stdin\":\"boolean\","            \
     "\"stdinOnce\":\"boolean\",\"tty\":\"boolean\"}"
 
 /* The schema text of a PodSpec (a JSON object). */
 #define SW_POD_SPEC_SCHEMA                                                                         \
-    "{\"volumes\":[\"any\"],\"initContainers\":[" SW_CONTAINER_SCHEMA "],\"containers\":["         \
-    SW_CONTAINER_SCHEMA "],\"ephemeralContainers\":[\"any\"],\"restartPolicy\":\"string\","        \
-    "\"terminationGracePeriodSeconds\":\"integer\",\"activeDeadlineSeconds\":\"integer\","       \
-    "\"dnsPolicy\":\"string\",\"nodeSelector\":\"map\",\"serviceAccountName\":\"string\","       \
-    "\"serviceAccount\":\"string\",\"automountServiceAccountToken\":\"boolean\","                \
-    "\"nodeName\":\"string\",\"hostNetwork\":\"boolean\",\"hostPID\":\"boolean\","               \
-    "\"hostIPC\":\"boolean\",\"shareProcessNamespace\":\"boolean\",\"securityContext\":\"any\","  \
-    "\"imagePullSecrets\":[{\"name\":\"string\"}],\"hostname\":\"string\",\"subdomain\":"        \
-    "\"string\",\"affinity\":\"any\",\"schedulerName\":\"string\",\"tolerations\":[\"any\"],"    \
-    "\"hostAliases\":[\"any\"],\"priorityClassName\":\"string\",\"priority\":\"integer\","       \
-    "\"dnsConfig\":\"any\",\"readinessGates\":[\"any\"],\"runtimeClassName\":\"string\","        \
-    "\"enableServiceLinks\":\"boolean\",\"preemptionPolicy\":\"string\",\"overhead\":\"any\","    \
-    "\"topologySpreadConstraints\":[\"any\"],\"setHostnameAsFQDN\":\"boolean\",\"os\":\"any\","   \
+    "{\"volumes\":[\"any\"],\"initContainers\":[" SW_CONTAINER_SCHEMA                              \
+    "],\"containers\":[" SW_CONTAINER_SCHEMA                                                       \
+    "],\"ephemeralContainers\":[\"any\"],\"restartPolicy\":\"string\","                            \
+    "\"terminationGracePeriodSeconds\":\"integer\",\"activeDeadlineSeconds\":\"integer\","         \
+    "\"dnsPolicy\":\"string\",\"nodeSelector\":\"map\",\"serviceAccountName\":\"string\","         \
+    "\"serviceAccount\":\"string\",\"automountServiceAccountToken\":\"boolean\","                  \
+    "\"nodeName\":\"string\",\"hostNetwork\":\"boolean\",\"hostPID\":\"boolean\","                 \
+    "\"hostIPC\":\"boolean\",\"shareProcessNamespace\":\"boolean\",\"securityContext\":\"any\","   \
+    "\"imagePullSecrets\":[{\"name\":\"string\"}],\"hostname\":\"string\",\"subdomain\":"          \
+    "\"string\",\"affinity\":\"any\",\"schedulerName\":\"string\",\"tolerations\":[\"any\"],"      \
+    "\"hostAliases\":[\"any\"],\"priorityClassName\":\"string\",\"priority\":\"integer\","         \
+    "\"dnsConfig\":\"any\",\"readinessGates\":[\"any\"],\"runtimeClassName\":\"string\","          \
+    "\"enableServiceLinks\":\"boolean\",\"preemptionPolicy\":\"string\",\"overhead\":\"any\","     \
+    "\"topologySpreadConstraints\":[\"any\"],\"setHostnameAsFQDN\":\"boolean\",\"os\":\"any\","    \
     "\"hostUsers\":\"boolean\",\"schedulingGates\":[\"any\"],\"resourceClaims\":[\"any\"]}"
 
 /* A PodTemplateSpec: its metadata is an ObjectMeta (labels and annotations checked). */

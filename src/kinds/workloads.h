@@ -6,9 +6,9 @@
 
 #include "kinds/kind.h"
 
-extern const sw_kind sw_kind_deployment, sw_kind_replicaset, sw_kind_statefulset,
-    sw_kind_daemonset, sw_kind_controllerrevision;      /* apps/v1 */
-extern const sw_kind sw_kind_job, sw_kind_cronjob;     /* batch/v1 */
+extern const sw_kind sw_kind_deployment, sw_kind_replicaset, sw_kind_statefulset, sw_kind_daemonset,
+    sw_kind_controllerrevision;                                  /* apps/v1 */
+extern const sw_kind sw_kind_job, sw_kind_cronjob;               /* batch/v1 */
 extern const sw_kind sw_kind_pod, sw_kind_replicationcontroller; /* v1 */
 
 /* Table cells shared by the workload kinds: the pod template's container names and images,

@@ -11,7 +11,7 @@
 /* A new Event about obj (an object with apiVersion, kind and metadata) in obj's namespace
  * ("default" for a cluster-scoped object, where kubectl describe looks). type is "Normal" or
  * "Warning"; message is cut to 1,024 bytes, as kube-apiserver limits it. */
-json_t *sw_event_new(const json_t *obj, const char *type, const char *reason,
-                     const char *component, const char *message);
+json_t *sw_event_new(const json_t *obj, const char *type, const char *reason, const char *component,
+                     const char *message);
 
 #endif

@@ -52,7 +52,6 @@ void sw_oas_default(const sw_oas *s, json_t *obj);
 int sw_oas_validate(const sw_oas *s, const json_t *obj, json_t **causes);
 /* The same for an update from old: a value equal to the one at the same place in old is not
  * validated again (ratcheting), so only what the update changed can fail. */
-int sw_oas_validate_update(const sw_oas *s, const json_t *obj, const json_t *old,
-                           json_t **causes);
+int sw_oas_validate_update(const sw_oas *s, const json_t *obj, const json_t *old, json_t **causes);
 
 #endif

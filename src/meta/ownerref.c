@@ -87,7 +87,7 @@ int sw_ownerref_validate(const json_t *refs)
         if (!group[0] && !strcmp(version, "v1") && !strcmp(kind, "Event"))
             return sw_error_set(SW_EINVALID,
                                 REFS ": Invalid value: \"%.253s\": /v1, Kind=Event is disallowed "
-                                "from being an owner",
+                                     "from being an owner",
                                 str_field(ref, "name"));
         if (!sw_json_bool_at(ref, "controller"))
             continue;
@@ -98,7 +98,8 @@ int sw_ownerref_validate(const json_t *refs)
         sw_buf_dispose(&b);
         if (first[0])
             return sw_error_set(SW_EINVALID,
-                                REFS ": Invalid value: \"%s\": Only one reference can have "
+                                REFS
+                                ": Invalid value: \"%s\": Only one reference can have "
                                 "Controller set to true. Found \"true\" in references for %s and "
                                 "%s",
                                 cur, first, cur);
@@ -123,9 +124,10 @@ int sw_finalizers_check_gc(const json_t *finalizers)
 {
     if (sw_finalizers_has(finalizers, SW_FINALIZER_ORPHAN) &&
         sw_finalizers_has(finalizers, SW_FINALIZER_FOREGROUND))
-        return sw_error_set(SW_EINVALID, "metadata.finalizers: Invalid value: \"" SW_FINALIZER_ORPHAN
-                                         "\": finalizer " SW_FINALIZER_ORPHAN
-                                         " and " SW_FINALIZER_FOREGROUND " cannot be both set");
+        return sw_error_set(SW_EINVALID,
+                            "metadata.finalizers: Invalid value: \"" SW_FINALIZER_ORPHAN
+                            "\": finalizer " SW_FINALIZER_ORPHAN " and " SW_FINALIZER_FOREGROUND
+                            " cannot be both set");
     return 0;
 }
 

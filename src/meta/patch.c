@@ -75,7 +75,8 @@ static int merge_obj(json_t *t, const json_t *p, int depth)
     if (depth > SW_PATCH_MAX_DEPTH)
         return sw_error_set(SW_EINVALID, "merge patch: nesting deeper than %d levels",
                             SW_PATCH_MAX_DEPTH);
-    json_object_foreach(sw_patch__mut(p), key, pv) {
+    json_object_foreach(sw_patch__mut(p), key, pv)
+    {
         int error = merge_member(t, key, pv, depth);
         if (error < 0)
             return error;
@@ -305,8 +306,9 @@ static int jp_check_depth(const jp_op *op, const jp_ptr *ptr, const json_t *valu
     if (ptr->n <= SW_JSON_MAX_DEPTH &&
         ptr->n + (size_t)sw_json_depth(value, SW_JSON_MAX_DEPTH) <= SW_JSON_MAX_DEPTH)
         return 0;
-    return sw_error_set(SW_EINVALID, "json patch op %zu: the result would nest deeper than %d "
-                                     "levels",
+    return sw_error_set(SW_EINVALID,
+                        "json patch op %zu: the result would nest deeper than %d "
+                        "levels",
                         op->index, SW_JSON_MAX_DEPTH);
 }
 
@@ -395,7 +397,8 @@ static bool jp_equal(const json_t *a, const json_t *b, int depth)
     if (json_is_object(a) && json_is_object(b)) {
         if (json_object_size(a) != json_object_size(b))
             return false;
-        json_object_foreach(sw_patch__mut(a), key, av) {
+        json_object_foreach(sw_patch__mut(a), key, av)
+        {
             const json_t *bv = json_object_get(b, key);
             if (!bv || !jp_equal(av, bv, depth + 1))
                 return false;
@@ -405,7 +408,8 @@ static bool jp_equal(const json_t *a, const json_t *b, int depth)
     if (json_is_array(a) && json_is_array(b)) {
         if (json_array_size(a) != json_array_size(b))
             return false;
-        json_array_foreach(a, i, av) {
+        json_array_foreach(a, i, av)
+        {
             if (!jp_equal(av, json_array_get(b, i), depth + 1))
                 return false;
         }
@@ -457,14 +461,16 @@ static size_t approx_size(const json_t *v, size_t limit, int depth)
     if (json_is_string(v))
         total += json_string_length(v);
     if (json_is_object(v)) {
-        json_object_foreach(sw_patch__mut(v), key, child) {
+        json_object_foreach(sw_patch__mut(v), key, child)
+        {
             total += strlen(key) + approx_size(child, limit, depth + 1);
             if (total >= limit)
                 return limit;
         }
     }
     if (json_is_array(v)) {
-        json_array_foreach(v, i, child) {
+        json_array_foreach(v, i, child)
+        {
             total += approx_size(child, limit, depth + 1);
             if (total >= limit)
                 return limit;

@@ -179,7 +179,8 @@ static int idx_build(json_t *idx, const json_t *list, const char *merge_key)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(list, i, e) {
+    json_array_foreach(list, i, e)
+    {
         const json_t *id = elem_id(e, merge_key);
         int error = id ? idx_put(idx, id, (long long)i) : 0;
         if (error < 0)
@@ -195,7 +196,8 @@ static int list_remove_matching(json_t *list, const json_t *drop, const char *me
     size_t i;
     json_t *e;
     int error = 0;
-    json_array_foreach(list, i, e) {
+    json_array_foreach(list, i, e)
+    {
         const json_t *id = elem_id(e, merge_key);
         long long pos = -1;
         if (id) {
@@ -221,7 +223,8 @@ static bool is_string_array(const json_t *a)
     json_t *e;
     if (!json_is_array(a))
         return false;
-    json_array_foreach(a, i, e) {
+    json_array_foreach(a, i, e)
+    {
         if (!json_is_string(e))
             return false;
     }
@@ -251,7 +254,8 @@ static int map_directives(const smp_ctx *c, const json_t *p, enum smp_mode *mode
     const char *key;
     json_t *v;
     *mode = MODE_MERGE;
-    json_object_foreach(sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v)
+    {
         int error = 0;
         if (key[0] != '$')
             continue;
@@ -279,7 +283,8 @@ static int apply_prim_deletes(json_t *t, const json_t *p)
 {
     const char *key;
     json_t *v;
-    json_object_foreach(sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v)
+    {
         if (strncmp(key, DIR_DELPRIM, strlen(DIR_DELPRIM)) != 0)
             continue;
         json_t *list = json_object_get(t, key + strlen(DIR_DELPRIM));
@@ -302,7 +307,8 @@ static int order_snapshot(smp_ctx *c, const json_t *t, const json_t *p, json_t *
 {
     const char *key;
     json_t *v;
-    json_object_foreach(sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v)
+    {
         if (strncmp(key, DIR_ORDER, strlen(DIR_ORDER)) != 0)
             continue;
         const char *name = key + strlen(DIR_ORDER);
@@ -345,7 +351,8 @@ static int order_classify(const json_t *list, const json_t *oidx, const json_t *
     size_t i;
     json_t *e;
     *nn = *nr = 0;
-    json_array_foreach(list, i, e) {
+    json_array_foreach(list, i, e)
+    {
         ord_item it = {e, -1, -1, i};
         const json_t *id = elem_id(e, merge_key);
         int error = id ? idx_get(oidx, id, &it.ord) : 0;
@@ -371,7 +378,8 @@ static int order_list(json_t *list, const json_t *order, const json_t *snap, con
     size_t k;
     json_t *o;
     int error = 0;
-    json_array_foreach(order, k, o) {
+    json_array_foreach(order, k, o)
+    {
         const json_t *id = elem_id(o, mk);
         error = id ? idx_put(oidx, id, (long long)k) : 0;
         if (error < 0)
@@ -401,7 +409,8 @@ static int apply_orders(smp_ctx *c, json_t *t, const json_t *p, const json_t *sn
 {
     const char *key;
     json_t *v;
-    json_object_foreach(sw_patch__mut(p), key, v) {
+    json_object_foreach(sw_patch__mut(p), key, v)
+    {
         if (strncmp(key, DIR_ORDER, strlen(DIR_ORDER)) != 0)
             continue;
         const char *name = key + strlen(DIR_ORDER);
@@ -428,10 +437,12 @@ static void apply_retain(json_t *t, const json_t *p)
     if (!keys)
         return;
     keep = json_object();
-    json_array_foreach(keys, i, e) {
+    json_array_foreach(keys, i, e)
+    {
         json_object_set_new(keep, json_string_value(e), json_true());
     }
-    json_object_foreach_safe(t, tmp, key, v) {
+    json_object_foreach_safe(t, tmp, key, v)
+    {
         if (!json_object_get(keep, key))
             json_object_del(t, key);
     }
@@ -529,7 +540,8 @@ static int smp_map(smp_ctx *c, json_t *t, const json_t *p, int depth, bool *dele
         error = order_snapshot(c, t, p, snaps);
     if (error < 0)
         goto done;
-    json_object_foreach(sw_patch__mut(p), key, pv) {
+    json_object_foreach(sw_patch__mut(p), key, pv)
+    {
         if (key[0] == '$')
             continue;
         error = merge_member(c, t, key, pv, depth);
@@ -560,7 +572,8 @@ static int list_scan(const smp_ctx *c, const json_t *p, const sw_smp_list_rule *
     size_t i;
     json_t *e;
     *replace = false;
-    json_array_foreach(p, i, e) {
+    json_array_foreach(p, i, e)
+    {
         enum smp_mode mode;
         int error = elem_mode(c, e, &mode);
         if (error < 0)
@@ -631,7 +644,8 @@ static int smp_list(smp_ctx *c, json_t *t, const json_t *p, const sw_smp_list_ru
     if (error < 0)
         goto done;
     mark = path_push(&c->path, "", "[]");
-    json_array_foreach(p, i, e) {
+    json_array_foreach(p, i, e)
+    {
         enum smp_mode mode;
         error = elem_mode(c, e, &mode);
         if (error == 0 && mode == MODE_MERGE)

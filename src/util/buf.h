@@ -15,7 +15,10 @@ typedef struct sw_buf {
     int err;      /* 0 or SW_ELIMIT, sticky */
 } sw_buf;
 
-#define SW_BUF_INIT(limit_) {NULL, 0, 0, (limit_), 0}
+#define SW_BUF_INIT(limit_)                                                                        \
+    {                                                                                              \
+        NULL, 0, 0, (limit_), 0                                                                    \
+    }
 
 void sw_buf_init(sw_buf *b, size_t limit);
 /* Makes room for n more bytes at once (avoids regrowth when the final size is known). */

@@ -45,7 +45,8 @@ size_t sw_utf8_seq(const char *s);
  * encoding/json does), sw_malloc'd; NULL for NULL. */
 char *sw_utf8_clean(const char *s);
 
-/* Standard base64 (RFC 4648 with padding). The result is sw_malloc'd. decode returns SW_EINVALID. */
+/* Standard base64 (RFC 4648 with padding). The result is sw_malloc'd. decode returns SW_EINVALID.
+ */
 char *sw_base64_encode(const void *data, size_t len);
 int sw_base64_decode(const char *s, size_t slen, unsigned char **out, size_t *out_len);
 /* URL-safe base64 without padding (continue tokens). */

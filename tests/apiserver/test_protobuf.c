@@ -545,8 +545,8 @@ static void test_fixture_mutations(void **state)
 static void deployment_body(enc *out, bool with_probe)
 {
     enc meta = {.n = 0}, labels = {.n = 0}, sel = {.n = 0}, port = {.n = 0}, res = {.n = 0},
-        q = {.n = 0}, c = {.n = 0}, ps = {.n = 0}, tmpl = {.n = 0}, ru = {.n = 0},
-        pct = {.n = 0}, one = {.n = 0}, st = {.n = 0}, spec = {.n = 0}, raw = {.n = 0};
+        q = {.n = 0}, c = {.n = 0}, ps = {.n = 0}, tmpl = {.n = 0}, ru = {.n = 0}, pct = {.n = 0},
+        one = {.n = 0}, st = {.n = 0}, spec = {.n = 0}, raw = {.n = 0};
     e_str(&meta, 1, "web");
     e_entry(&sel, 1, "app", "web", 3);
     e_entry(&labels, 11, "app", "web", 3);
@@ -589,14 +589,15 @@ static void test_deployment(void **state)
 {
     enc body = {.n = 0};
     deployment_body(&body, false);
-    expect_json(body.b, body.n,
-                "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"
-                "\"spec\":{\"replicas\":0,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
-                "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{"
-                "\"containers\":[{\"name\":\"nginx\",\"image\":\"nginx:1.25\",\"ports\":"
-                "[{\"containerPort\":80}],\"resources\":{\"limits\":{\"cpu\":\"100m\"}}}]}},"
-                "\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxUnavailable\":1,"
-                "\"maxSurge\":\"25%\"}}},\"status\":{}}");
+    expect_json(
+        body.b, body.n,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"
+        "\"spec\":{\"replicas\":0,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{"
+        "\"containers\":[{\"name\":\"nginx\",\"image\":\"nginx:1.25\",\"ports\":"
+        "[{\"containerPort\":80}],\"resources\":{\"limits\":{\"cpu\":\"100m\"}}}]}},"
+        "\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxUnavailable\":1,"
+        "\"maxSurge\":\"25%\"}}},\"status\":{}}");
     deployment_body(&body, true);
     expect_error(body.b, body.n, SW_EUNSUPPORTED, "field 10 of Container");
 }

@@ -17,8 +17,8 @@ static json_t *labels;
 
 static int setup(void **state)
 {
-    labels = json_pack("{s:s,s:s,s:s,s:s}", "app", "ruby", "tier", "web", "env", "",
-                       "replicas", "3");
+    labels =
+        json_pack("{s:s,s:s,s:s,s:s}", "app", "ruby", "tier", "web", "env", "", "replicas", "3");
     return 0;
 }
 
@@ -100,7 +100,8 @@ static void test_label_and_whitespace(void **state)
 
 static void test_label_errors(void **state)
 {
-    assert_string_equal(lerr("app in (a"), "unable to parse requirement: found '', expected: ',' or ')'");
+    assert_string_equal(lerr("app in (a"),
+                        "unable to parse requirement: found '', expected: ',' or ')'");
     assert_string_equal(lerr("app in a"), "unable to parse requirement: found 'a', expected: '('");
     assert_string_equal(lerr("app in (a))"), "found ')', expected: ',' or 'end of string'");
     assert_string_equal(lerr("app in ((a)"),
@@ -108,18 +109,21 @@ static void test_label_errors(void **state)
     assert_string_equal(lerr("=x"), "found '=', expected: !, identifier, or 'end of string'");
     assert_string_equal(lerr(",app"), "found ',', expected: !, identifier, or 'end of string'");
     assert_string_equal(lerr("app,"), "found '', expected: identifier after ','");
-    assert_string_equal(lerr("a b"),
-                        "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
+    assert_string_equal(
+        lerr("a b"),
+        "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
     assert_string_equal(lerr("app=a=b"), "found '=', expected: ',' or 'end of string'");
-    assert_string_equal(lerr("app=(x)"), "unable to parse requirement: found '(', expected: identifier");
+    assert_string_equal(lerr("app=(x)"),
+                        "unable to parse requirement: found '(', expected: identifier");
     assert_string_equal(lerr("!"), "unable to parse requirement: found '', expected: identifier");
     assert_string_equal(lerr("!app=x"), "found '=', expected: ',' or 'end of string'");
     assert_true(starts_with(lerr("a@b=c"),
                             "unable to parse requirement: key: Invalid value: \"a@b\": name part"));
     assert_true(starts_with(lerr("app=a@b"), "unable to parse requirement: values[0][app]: Invalid "
                                              "value: \"a@b\": a valid label"));
-    assert_string_equal(lerr("app>x"),
-                        "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer");
+    assert_string_equal(
+        lerr("app>x"),
+        "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer");
 }
 
 static void test_label_limits(void **state)
@@ -155,7 +159,7 @@ static void test_label_limits(void **state)
 }
 
 static const char *const allowed[] = {"metadata.name", "metadata.namespace", "spec.replicas",
-                                      "spec.paused", "status.phase", NULL};
+                                      "spec.paused",   "status.phase",       NULL};
 
 static bool fmatch(const char *s, const json_t *obj)
 {
@@ -190,7 +194,7 @@ static void test_fields(void **state)
     assert_true(fmatch("metadata.name=a\\,b\\=c\\\\d", obj));
     assert_true(fmatch("spec.replicas=3,spec.paused=true", obj));
     assert_false(fmatch("spec.replicas=3,spec.paused=false", obj));
-    assert_true(fmatch("status.phase=", obj));  /* missing = "" */
+    assert_true(fmatch("status.phase=", obj)); /* missing = "" */
     assert_true(fmatch("status.phase!=Running", obj));
     assert_false(fmatch("status.phase=Running", obj));
     assert_true(fmatch("metadata.namespace=default,,", obj)); /* empty terms are skipped */

@@ -19,7 +19,7 @@
 typedef struct fixture {
     sw_gc_graph *g;
     json_t *queued; /* "d:<uid>" / "o:<uid>" -> true */
-    int cm, is, ns;  /* kind ids */
+    int cm, is, ns; /* kind ids */
 } fixture;
 
 static void hook(fixture *f, const char *prefix, const char *uid)
@@ -95,10 +95,10 @@ static json_t *obj(const char *name, const char *ns, const char *uid, const char
         const char *slash = strrchr(parts[1], '/');
         if (slash)
             snprintf(api, sizeof(api), "%.*s/v1", (int)(slash - parts[1]), parts[1]);
-        json_array_append_new(
-            refs, json_pack("{s:s, s:s, s:s, s:s, s:b}", "uid", parts[0], "apiVersion", api,
-                            "kind", slash ? slash + 1 : parts[1], "name", parts[2],
-                            "blockOwnerDeletion", parts[3] != NULL));
+        json_array_append_new(refs,
+                              json_pack("{s:s, s:s, s:s, s:s, s:b}", "uid", parts[0], "apiVersion",
+                                        api, "kind", slash ? slash + 1 : parts[1], "name", parts[2],
+                                        "blockOwnerDeletion", parts[3] != NULL));
     }
     if (json_array_size(refs))
         json_object_set(meta, "ownerReferences", refs);
@@ -160,7 +160,7 @@ static void test_chain(void **state)
     sw_gc_graph_mark_absent(f->g, "ua", NULL);
     assert_int_equal(json_object_size(f->queued), 0); /* once */
     sw_gc_graph_remove(f->g, "ub");
-    assert_true(queued(f, "d:ub")); /* the cascade goes on through ub */
+    assert_true(queued(f, "d:ub"));              /* the cascade goes on through ub */
     assert_int_equal(sw_gc_graph_size(f->g), 2); /* ub (virtual, named by uc) and uc */
     sw_gc_graph_remove(f->g, "uc");
     assert_int_equal(sw_gc_graph_size(f->g), 0); /* nothing names anything */

@@ -29,9 +29,9 @@ static json_t *config(bool config, bool automatic)
         "{s:s, s:s}]}}}, s:{s:i}}",
         "kind", "DeploymentConfig", "metadata", "name", "web", "namespace", "team", "spec",
         "triggers", "type", "ImageChange", "imageChangeParams", "automatic", automatic,
-        "containerNames", "app", "from", "kind", "ImageStreamTag", "name", "web:latest",
-        "template", "spec", "containers", "name", "app", "image", "", "name", "side", "image",
-        "busybox", "status", "latestVersion", 0);
+        "containerNames", "app", "from", "kind", "ImageStreamTag", "name", "web:latest", "template",
+        "spec", "containers", "name", "app", "image", "", "name", "side", "image", "busybox",
+        "status", "latestVersion", 0);
     if (config)
         json_array_append_new(sw_json_at(dc, "spec.triggers"),
                               json_pack("{s:s}", "type", "ConfigChange"));
@@ -49,7 +49,8 @@ static int fake_stream(void *ctx, const char *ns, const char *name, json_t **out
     if (strcmp(ns, "team") || strcmp(name, "web"))
         return SW_ENOTFOUND;
     char ref[200];
-    snprintf(ref, sizeof(ref), "%s/team/web@%s", (const char *)ctx, stream_digest ? stream_digest : "");
+    snprintf(ref, sizeof(ref), "%s/team/web@%s", (const char *)ctx,
+             stream_digest ? stream_digest : "");
     *out = json_pack("{s:{s:s}, s:{s:[{s:s, s:[{s:s, s:s}]}]}}", "metadata", "name", "web",
                      "status", "tags", "tag", "latest", "items", "dockerImageReference", ref,
                      "image", stream_digest ? stream_digest : "");

@@ -178,8 +178,8 @@ static void test_same_stream_reference_copies_event(void **state)
                           json_pack("{s:s, s:{s:s, s:s}}", "name", "latest", "from", "kind",
                                     "ImageStreamTag", "name", "ruby:2.7"));
     assert_int_equal(sw_kind_imagestream.prepare_update(&ctx, is, old), 0);
-    json_t *head = json_array_get(
-        json_object_get(sw_imagestream_status_tag(is, "latest"), "items"), 0);
+    json_t *head =
+        json_array_get(json_object_get(sw_imagestream_status_tag(is, "latest"), "items"), 0);
     assert_non_null(head);
     assert_string_equal(sw_json_str_at(head, "image"), "sha256:c");
     json_decref(ev);
@@ -310,12 +310,12 @@ static void test_status_update_fills_generation(void **state)
     json_decref(pub);
     json_t *is = load(STREAM);
     sw_kind_imagestream.prepare_create(&ctx, is);
-    json_t *ev = json_pack("{s:s, s:s}", "dockerImageReference", "r@sha256:d", "image",
-                           "sha256:d");
+    json_t *ev = json_pack("{s:s, s:s}", "dockerImageReference", "r@sha256:d", "image", "sha256:d");
     sw_imagestream_add_tag_event(is, "2.7", ev);
     assert_int_equal(sw_kind_imagestream.prepare_status_update(&ctx, is, is), 0);
     int64_t g = 0;
-    json_t *head = json_array_get(json_object_get(sw_imagestream_status_tag(is, "2.7"), "items"), 0);
+    json_t *head =
+        json_array_get(json_object_get(sw_imagestream_status_tag(is, "2.7"), "items"), 0);
     assert_true(sw_json_int_at(head, "generation", &g));
     assert_int_equal(g, 1);
     json_decref(ev);

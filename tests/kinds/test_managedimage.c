@@ -23,9 +23,10 @@ static json_t *load(const char *text)
     return j;
 }
 
-#define MI(spec) "{\"metadata\":{\"name\":\"web\",\"namespace\":\"team\",\"generation\":1},\"spec\":" spec "}"
+#define MI(spec)                                                                                   \
+    "{\"metadata\":{\"name\":\"web\",\"namespace\":\"team\",\"generation\":1},\"spec\":" spec "}"
 #define GOOD                                                                                       \
-    "{\"source\":{\"type\":\"Dockerfile\",\"dockerfile\":\"FROM scratch\"},\"strategy\":{"        \
+    "{\"source\":{\"type\":\"Dockerfile\",\"dockerfile\":\"FROM scratch\"},\"strategy\":{"         \
     "\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"web\"}}}"
 
 static json_t *created(const char *text)
@@ -62,13 +63,16 @@ static void expect_invalid(const char *text, const char *needle)
 
 static void validation(void **state)
 {
-    expect_invalid(MI("{\"strategy\":{\"type\":\"Docker\",\"dockerStrategy\":{}},\"output\":{\"to\":"
-                      "{\"name\":\"x:y\",\"namespace\":\"other\"}}}"),
-                   "spec.output.to.namespace: Invalid value: \"other\"");
-    expect_invalid(MI("{\"strategy\":{\"type\":\"Source\"},\"output\":{\"to\":{\"name\":\"x:y\"}}}"),
-                   "spec.strategy.type: Unsupported value: \"Source\"");
-    expect_invalid(MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"x:-y\"}}}"),
-                   "must be a registry tag");
+    expect_invalid(
+        MI("{\"strategy\":{\"type\":\"Docker\",\"dockerStrategy\":{}},\"output\":{\"to\":"
+           "{\"name\":\"x:y\",\"namespace\":\"other\"}}}"),
+        "spec.output.to.namespace: Invalid value: \"other\"");
+    expect_invalid(
+        MI("{\"strategy\":{\"type\":\"Source\"},\"output\":{\"to\":{\"name\":\"x:y\"}}}"),
+        "spec.strategy.type: Unsupported value: \"Source\"");
+    expect_invalid(
+        MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"x:-y\"}}}"),
+        "must be a registry tag");
     expect_invalid(MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"kind\":"
                       "\"DockerImage\",\"name\":\"r/x:y\"}}}"),
                    "spec.output.to.kind: Unsupported value: \"DockerImage\"");
@@ -77,11 +81,13 @@ static void validation(void **state)
     expect_invalid(MI("{\"source\":{\"type\":\"Binary\"},\"strategy\":{\"dockerStrategy\":{}},"
                       "\"output\":{\"to\":{\"name\":\"x:y\"}}}"),
                    "spec.source.type: Unsupported value: \"Binary\"");
-    expect_invalid(MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"x:y\"}},"
-                      "\"policy\":{\"verifyIntervalSeconds\":-1}}"),
-                   "spec.policy.verifyIntervalSeconds: Invalid value: -1");
-    expect_invalid(MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"UP:y\"}}}"),
-                   "spec.output.to.name");
+    expect_invalid(
+        MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"x:y\"}},"
+           "\"policy\":{\"verifyIntervalSeconds\":-1}}"),
+        "spec.policy.verifyIntervalSeconds: Invalid value: -1");
+    expect_invalid(
+        MI("{\"strategy\":{\"dockerStrategy\":{}},\"output\":{\"to\":{\"name\":\"UP:y\"}}}"),
+        "spec.output.to.name");
 }
 
 static void bc_spec(void **state)
@@ -138,7 +144,7 @@ static void backoff(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults), cmocka_unit_test(validation), cmocka_unit_test(bc_spec),
+        cmocka_unit_test(defaults),  cmocka_unit_test(validation), cmocka_unit_test(bc_spec),
         cmocka_unit_test(spec_hash), cmocka_unit_test(backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,8 +29,8 @@ static void test_subdomain(void **state)
     assert_int_equal(sw_names_check_subdomain(repeat(buf, 'a', 253)), 0);
     assert_int_equal(sw_names_check_subdomain(repeat(buf, 'a', 254)), SW_EINVALID);
     assert_string_equal(sw_error_msg(), "must be no more than 253 characters");
-    const char *bad[] = {"", "A", "a_b", "-a", "a-", ".a", "a.", "a..b", "a.-b", "a-.b", "a b",
-                         "a/b"};
+    const char *bad[] = {"",   "A",    "a_b",  "-a",   "a-",  ".a",
+                         "a.", "a..b", "a.-b", "a-.b", "a b", "a/b"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(sw_names_check_subdomain(bad[i]), SW_EINVALID);
         assert_string_equal(
@@ -85,8 +85,8 @@ static void test_path_segment(void **state)
 static void test_label_key(void **state)
 {
     char buf[400];
-    const char *good[] = {"app", "App_1", "a.b-c_d", "example.com/MyName",
-                          "app.kubernetes.io/name", "9"};
+    const char *good[] = {"app", "App_1", "a.b-c_d", "example.com/MyName", "app.kubernetes.io/name",
+                          "9"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
         assert_int_equal(sw_names_check_label_key(good[i]), 0);
     assert_int_equal(sw_names_check_label_key(repeat(buf, 'k', 63)), 0);
@@ -138,8 +138,8 @@ static void test_label_value(void **state)
     const char *bad[] = {"a b", "-a", "a.", "a/b", "é"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(sw_names_check_label_value(bad[i]), SW_EINVALID);
-        assert_true(strncmp(sw_error_msg(), "a valid label must be an empty string or consist", 48) ==
-                    0);
+        assert_true(
+            strncmp(sw_error_msg(), "a valid label must be an empty string or consist", 48) == 0);
     }
 }
 
@@ -153,15 +153,15 @@ static void test_meta(void **state)
     json_object_set_new(json_object_get(m, "labels"), "a b", json_string("x"));
     assert_int_equal(sw_names_check_meta(m), SW_EINVALID);
     assert_true(strncmp(sw_error_msg(),
-                        "metadata.labels: Invalid value: \"a b\": name part must consist of", 63) ==
-                0);
+                        "metadata.labels: Invalid value: \"a b\": name part must consist of",
+                        63) == 0);
     json_object_del(json_object_get(m, "labels"), "a b");
 
     json_object_set_new(json_object_get(m, "labels"), "ok", json_string("a \"b\""));
     assert_int_equal(sw_names_check_meta(m), SW_EINVALID);
     assert_true(strncmp(sw_error_msg(),
-                        "metadata.labels: Invalid value: \"a \\\"b\\\"\": a valid label must be", 57) ==
-                0);
+                        "metadata.labels: Invalid value: \"a \\\"b\\\"\": a valid label must be",
+                        57) == 0);
     json_object_set_new(json_object_get(m, "labels"), "ok", json_integer(3));
     assert_int_equal(sw_names_check_meta(m), SW_EINVALID);
     assert_non_null(strstr(sw_error_msg(), "must be a string"));
@@ -184,7 +184,8 @@ static void test_meta(void **state)
     big[n + 1] = '\0';
     json_object_set_new(json_object_get(m, "annotations"), "k", json_string(big));
     assert_int_equal(sw_names_check_meta(m), SW_EINVALID);
-    assert_string_equal(sw_error_msg(), "metadata.annotations: Too long: must have at most 262144 bytes");
+    assert_string_equal(sw_error_msg(),
+                        "metadata.annotations: Too long: must have at most 262144 bytes");
     free(big);
     json_decref(m);
 }
@@ -215,9 +216,9 @@ static void test_generate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_subdomain),   cmocka_unit_test(test_dns_label),
+        cmocka_unit_test(test_subdomain),    cmocka_unit_test(test_dns_label),
         cmocka_unit_test(test_path_segment), cmocka_unit_test(test_label_key),
-        cmocka_unit_test(test_label_value), cmocka_unit_test(test_meta),
+        cmocka_unit_test(test_label_value),  cmocka_unit_test(test_meta),
         cmocka_unit_test(test_generate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

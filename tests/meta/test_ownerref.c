@@ -52,8 +52,7 @@ static void test_validate(void **state)
                 "metadata.ownerReferences.name: Invalid value: \"\": name must not be empty");
     expect_refs("[{\"apiVersion\":\"v1\",\"kind\":\"K\",\"name\":\"a\"}]", SW_EINVALID,
                 "metadata.ownerReferences.uid: Invalid value: \"\": uid must not be empty");
-    expect_refs("[{\"apiVersion\":\"v1\",\"kind\":\"K\",\"name\":\"a\",\"uid\":\"\"}]",
-                SW_EINVALID,
+    expect_refs("[{\"apiVersion\":\"v1\",\"kind\":\"K\",\"name\":\"a\",\"uid\":\"\"}]", SW_EINVALID,
                 "metadata.ownerReferences.uid: Invalid value: \"\": uid must not be empty");
     expect_refs("[{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"e\",\"uid\":\"1\"}]",
                 SW_EINVALID,
@@ -72,8 +71,9 @@ static void test_validate(void **state)
                 "can have Controller set to true. Found \"true\" in references for ReplicaSet/a "
                 "and Deployment/c");
     expect_refs("{}", SW_EINVALID, "metadata.ownerReferences: Invalid value: must be a list");
-    expect_refs("[3]", SW_EINVALID, "metadata.ownerReferences[0]: Invalid value: must be an "
-                                    "object");
+    expect_refs("[3]", SW_EINVALID,
+                "metadata.ownerReferences[0]: Invalid value: must be an "
+                "object");
 }
 
 static void test_split(void **state)
@@ -86,12 +86,11 @@ static void test_split(void **state)
     assert_string_equal(g, "");
     assert_string_equal(v, "v1");
     assert_int_equal(sw_ownerref_split_api_version("", g, sizeof(g), v, sizeof(v)), SW_EINVALID);
-    assert_int_equal(sw_ownerref_split_api_version(NULL, g, sizeof(g), v, sizeof(v)),
-                     SW_EINVALID);
+    assert_int_equal(sw_ownerref_split_api_version(NULL, g, sizeof(g), v, sizeof(v)), SW_EINVALID);
     assert_int_equal(sw_ownerref_split_api_version("a/b/c", g, sizeof(g), v, sizeof(v)),
                      SW_EINVALID);
-    assert_int_equal(sw_ownerref_split_api_version("a-very-long-group.example.com/v1", g,
-                                                   sizeof(g), v, sizeof(v)),
+    assert_int_equal(sw_ownerref_split_api_version("a-very-long-group.example.com/v1", g, sizeof(g),
+                                                   v, sizeof(v)),
                      SW_EINVALID);
 }
 

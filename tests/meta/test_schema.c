@@ -84,7 +84,8 @@ static void test_unknown_nested_in_list(void **state)
     assert_string_equal(sw_error_msg(),
                         "strict decoding error: unknown field \"spec.tags[1].from.nmae\"");
     assert_int_equal(check("{\"spec\":{\"tags\":[{\"fromm\":{}}]}}"), SW_EBADREQUEST);
-    assert_string_equal(sw_error_msg(), "strict decoding error: unknown field \"spec.tags[0].fromm\"");
+    assert_string_equal(sw_error_msg(),
+                        "strict decoding error: unknown field \"spec.tags[0].fromm\"");
 }
 
 static void test_multiple_unknowns(void **state)
@@ -149,10 +150,12 @@ static void test_metadata(void **state)
 {
     assert_int_equal(check("{\"metadata\":{\"ownerReferences\":[{\"uid\":\"u\",\"ctrl\":true}]}}"),
                      SW_EBADREQUEST);
-    assert_string_equal(sw_error_msg(),
-                        "strict decoding error: unknown field \"metadata.ownerReferences[0].ctrl\"");
+    assert_string_equal(
+        sw_error_msg(),
+        "strict decoding error: unknown field \"metadata.ownerReferences[0].ctrl\"");
     assert_int_equal(check("{\"metadata\":{\"clusterName\":\"x\"}}"), SW_EBADREQUEST);
-    assert_string_equal(sw_error_msg(), "strict decoding error: unknown field \"metadata.clusterName\"");
+    assert_string_equal(sw_error_msg(),
+                        "strict decoding error: unknown field \"metadata.clusterName\"");
     assert_int_equal(check("{\"metadata\":{\"generation\":\"1\"}}"), SW_EBADREQUEST);
 }
 
@@ -161,7 +164,8 @@ static void test_bad_schema_text(void **state)
     sw_schema *s = NULL;
     assert_int_equal(sw_schema_parse("{\"spec\":\"strin\"}", &s), SW_EINVALID);
     assert_string_equal(sw_error_msg(), "schema: unknown type \"strin\" at spec");
-    assert_int_equal(sw_schema_parse("{\"spec\":{\"a\":[\"string\",\"integer\"]}}", &s), SW_EINVALID);
+    assert_int_equal(sw_schema_parse("{\"spec\":{\"a\":[\"string\",\"integer\"]}}", &s),
+                     SW_EINVALID);
     assert_string_equal(sw_error_msg(), "schema: a list needs exactly one element at spec.a");
     assert_int_equal(sw_schema_parse("{\"spec\":{\"a\":[{\"b\":3}]}}", &s), SW_EINVALID);
     assert_non_null(strstr(sw_error_msg(), "at spec.a[].b"));
@@ -192,8 +196,8 @@ static void test_openapi(void **state)
     assert_string_equal(sw_json_str_at(props, "apiVersion.type"), "string");
     assert_non_null(sw_json_str_at(props, "kind.description"));
     assert_string_equal(sw_json_str_at(props, "metadata.properties.name.type"), "string");
-    assert_string_equal(sw_json_str_at(props, "metadata.properties.labels.additionalProperties.type"),
-                        "string");
+    assert_string_equal(
+        sw_json_str_at(props, "metadata.properties.labels.additionalProperties.type"), "string");
     json_t *spec = json_object_get(json_object_get(props, "spec"), "properties");
     assert_string_equal(sw_json_str_at(spec, "replicas.type"), "integer");
     assert_string_equal(sw_json_str_at(spec, "replicas.format"), "int64");
@@ -219,10 +223,14 @@ static void test_openapi(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accepts_valid),   cmocka_unit_test(test_nulls_accepted),
-        cmocka_unit_test(test_unknown_nested_in_list), cmocka_unit_test(test_multiple_unknowns),
-        cmocka_unit_test(test_type_mismatch),   cmocka_unit_test(test_any_and_map),
-        cmocka_unit_test(test_metadata),        cmocka_unit_test(test_bad_schema_text),
+        cmocka_unit_test(test_accepts_valid),
+        cmocka_unit_test(test_nulls_accepted),
+        cmocka_unit_test(test_unknown_nested_in_list),
+        cmocka_unit_test(test_multiple_unknowns),
+        cmocka_unit_test(test_type_mismatch),
+        cmocka_unit_test(test_any_and_map),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_bad_schema_text),
         cmocka_unit_test(test_openapi),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -458,32 +458,30 @@ static void test_push_live__copy_between_registries(void **state)
     image_make(&im, 31);
     char digest[80], s[600];
     push_image(r, NULL, &src, &im, digest);
-    sw_creds *good = creds_for(env("SW_REGISTRY_AUTH"), env("SW_REGISTRY_USER"),
-                               env("SW_REGISTRY_PASS"));
+    sw_creds *good =
+        creds_for(env("SW_REGISTRY_AUTH"), env("SW_REGISTRY_USER"), env("SW_REGISTRY_PASS"));
     sw_registry_call goodc = {.creds = good};
     for (int i = 0; i < 2; i++)
         CHECK(sw_registry_copy_blob(r, NULL, &src, &goodc, &dst, im.layer_digest[i],
                                     im.layer_len[i]));
-    CHECK(sw_registry_copy_blob(r, NULL, &src, &goodc, &dst, im.config_digest,
-                                strlen(im.config)));
+    CHECK(sw_registry_copy_blob(r, NULL, &src, &goodc, &dst, im.config_digest, strlen(im.config)));
     CHECK(sw_registry_put_manifest(r, &goodc, &dst, SW_MEDIA_OCI_MANIFEST, im.manifest,
                                    strlen(im.manifest), digest));
     assert_string_equal(digest, im.manifest_digest);
     sw_ref_format(&dst, s, sizeof(s));
     record(s, digest, "data/big.bin", BIG_FILE, true);
 
-    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, im.layer_digest[0],
-                                           im.layer_len[0] - 1),
-                     SW_EINVALID);
+    assert_int_equal(
+        sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, im.layer_digest[0], im.layer_len[0] - 1),
+        SW_EINVALID);
     assert_non_null(strstr(sw_error_msg(), "longer than"));
-    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, im.layer_digest[1],
-                                           im.layer_len[1] + 1),
-                     SW_EINVALID);
+    assert_int_equal(
+        sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, im.layer_digest[1], im.layer_len[1] + 1),
+        SW_EINVALID);
     assert_non_null(strstr(sw_error_msg(), "arrived, not"));
     char absent[80];
     digest_of("not pushed anywhere", 19, absent);
-    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, absent, 19),
-                     SW_ENOTFOUND);
+    assert_int_equal(sw_registry_copy_blob(r, NULL, &src, &goodc, &bad, absent, 19), SW_ENOTFOUND);
     for (int i = 0; i < 2; i++) {
         bool exists = true;
         CHECK(sw_registry_blob_exists(r, &goodc, &bad, im.layer_digest[i], &exists, NULL));
