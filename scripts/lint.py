@@ -49,8 +49,12 @@ def strip_comments_and_strings(text):
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
-            out.append(c + " " * (min(j, n) - i - 1) + (c if j < n else ""))
-            i = j + 1
+            if j < n and text[j] == c:
+                out.append(c + " " * (j - i - 1) + c)
+                i = j + 1
+            else:  # unterminated at the end of the line: keep the newline
+                out.append(c + " " * (min(j, n) - i - 1))
+                i = j
         else:
             out.append(c)
             i += 1
@@ -86,7 +90,7 @@ def main():
         parts = rel.split(os.sep)
         if parts[0] == "src" and len(parts) > 2 and parts[1] in LAYERS:
             own = LAYERS.index(parts[1])
-            for m in INCLUDE.finditer(code):
+            for m in INCLUDE.finditer(text):
                 target = m.group(1)
                 if target in LAYERS and LAYERS.index(target) < own:
                     line = code.count("\n", 0, m.start()) + 1
