@@ -61,6 +61,7 @@ typedef struct conn_ctx {
     bool answered;    /* reject_early replied from the headers */
     bool over_budget; /* the bodies in flight together hold all the server allows */
     uint64_t held;    /* what this body adds to body_bytes */
+    char user[256];   /* who the request authenticated as, for the log */
 } conn_ctx;
 
 /* Binary build uploads are streamed to <data dir>/uploads, never held in memory. Only called
@@ -167,38 +168,48 @@ static bool health_path(const char *url)
  * notification token; or --insecure-anonymous), 0 for a path anyone may call (health,
  * /version), else SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
 static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
-                        const char *path)
+                        const char *path, char *user, size_t usern)
 {
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    sw_strlcpy(user, "system:anonymous", usern);
     if (s->opts.anonymous)
         return 1;
     if (health_path(path) || !strcmp(path, "/version"))
         return 0;
-    if (is_webhook(method, path))
+    if (is_webhook(method, path)) {
+        sw_strlcpy(user, "system:webhook", usern);
         return sw_api_webhook_check(s->api, path) < 0 ? SW_EUNAUTHORIZED : 1;
-    if (sw_notify_matches(path))
+    }
+    if (sw_notify_matches(path)) {
+        sw_strlcpy(user, "system:registry", usern);
         return sw_notify_authorized(s->api->notifier, h)
                    ? 1
                    : sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    }
     if (!h && s->opts.client_ca) {
         /* a client certificate the client CA signed: every such user may do everything, as
          * the token holder may (slipway has no RBAC; docs/envtest.md) */
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-        char user[256], groups[1024];
-        int error = sw_tls_peer_identity(ci ? ci->tls_session : NULL, user, sizeof(user), groups,
+        char cn[256], groups[1024];
+        int error = sw_tls_peer_identity(ci ? ci->tls_session : NULL, cn, sizeof(cn), groups,
                                          sizeof(groups));
-        if (error == 0)
+        if (error == 0) {
+            sw_strlcpy(user, cn, usern);
             return 1;
+        }
         return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     }
     if (!h || strncmp(h, "Bearer ", 7))
         return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     const char *tok = h + 7;
     size_t n = strlen(s->opts.token);
-    if (strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0)
+    if (strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0) {
+        sw_strlcpy(user, "slipway-admin", usern);
         return 1;
+    }
     if (sw_str_prefix(tok, "swb1.")) {
+        sw_strlcpy(user, "system:build", usern);
         int error = sw_api_build_token_check(s->api, tok, method, path);
         return error < 0 ? error : 1;
     }
@@ -403,12 +414,16 @@ static enum MHD_Result reply(struct MHD_Connection *conn, const char *method, co
                              const conn_ctx *cc, sw_response *resp)
 {
     char shown[1024];
-    if (sw_log_enabled(SW_LOG_REQUEST))
-        sw_log(SW_LOG_REQUEST, "%s %s %d %lldms", method, log_path(url, shown, sizeof(shown)),
-               resp->status, (long long)(sw_time_mono_ms() - cc->start_ms));
-    else if (resp->status >= 500)
-        sw_log(SW_LOG_ERROR, "%s %s %d: %.*s", method, log_path(url, shown, sizeof(shown)),
-               resp->status, (int)resp->body.len, sw_buf_cstr(&resp->body));
+    int64_t took = sw_time_mono_ms() - cc->start_ms;
+    if (sw_log_enabled(SW_LOG_REQUEST)) {
+        sw_log_request(SW_LOG_REQUEST, method, log_path(url, shown, sizeof(shown)), resp->status,
+                       took, cc->user, NULL);
+    } else if (resp->status >= 500) {
+        char detail[1024];
+        snprintf(detail, sizeof(detail), "%.*s", (int)resp->body.len, sw_buf_cstr(&resp->body));
+        sw_log_request(SW_LOG_ERROR, method, log_path(url, shown, sizeof(shown)), resp->status,
+                       took, cc->user, detail);
+    }
     enum MHD_Result ret = send_response(conn, resp);
     sw_response_dispose(resp);
     return ret;
@@ -480,7 +495,7 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
 {
     /* Authenticate on the headers, before any of the body is read or stored: a caller
      * without a valid credential gets its 401 at once and the body is never taken in. */
-    int auth = authenticate(s, conn, method, url);
+    int auth = authenticate(s, conn, method, url, cc->user, sizeof(cc->user));
     sw_connlimit_request(s->limit, limit_entry(conn), auth > 0);
     if (auth < 0)
         return reject_early(conn, method, url, cc, auth, sw_error_msg());

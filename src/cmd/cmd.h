@@ -3,6 +3,7 @@
 #define SW_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct sw_cmd {
     const char *name;
@@ -25,6 +26,11 @@ int sw_cmd_set(int argc, char **argv);
 int sw_cmd_rollout(int argc, char **argv);
 int sw_cmd_crds(int argc, char **argv);
 int sw_cmd_envtest_assets(int argc, char **argv);
+int sw_cmd_completion(int argc, char **argv);
+
+/* The command table (main.c), for completion.c. */
+extern const struct sw_cmd sw_commands[];
+extern const size_t sw_ncommands;
 
 /* logs.c, shared with start-build --follow: writes the log of build ns/name to stdout as it
  * arrives (follow: until the build finishes; tail_lines < 0: the whole log). 0 or SW_E*. */

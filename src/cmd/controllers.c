@@ -16,9 +16,9 @@
 
 int sw_cmd_controllers(int argc, char **argv)
 {
-    const char *interval = "900", *per_minute = "60", *verbosity = "0", *insecure = "",
-               *max_builds = "0", *enabled = "*", *hook = NULL, *lease = "15s", *renew = "10s",
-               *retry = "2s";
+    const char *interval = "900", *per_minute = "60", *verbosity = "0", *log_format = "text",
+               *insecure = "", *max_builds = "0", *enabled = "*", *hook = NULL, *lease = "15s",
+               *renew = "10s", *retry = "2s";
     bool elect = true;
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
@@ -55,6 +55,8 @@ int sw_cmd_controllers(int argc, char **argv)
          "How often candidates try and the leader renews (2s).", NULL},
         {"v", 0, SW_CLI_STRING, &verbosity, "N", "Log verbosity: 1 info, 2 requests, 4 debug.",
          NULL},
+        {"log-format", 0, SW_CLI_STRING, &log_format, "text|json",
+         "Log lines as text (the default) or one JSON object per line.", NULL},
     };
     const sw_cli_command cmd = {
         "controllers",
@@ -85,6 +87,8 @@ int sw_cmd_controllers(int argc, char **argv)
     if (sw_controllers_parse_duration("--leader-elect-lease-duration", lease, &lease_ms) < 0 ||
         sw_controllers_parse_duration("--leader-elect-renew-deadline", renew, &renew_ms) < 0 ||
         sw_controllers_parse_duration("--leader-elect-retry-period", retry, &retry_ms) < 0)
+        return sw_cli_usage_error(&cli);
+    if (sw_log_parse_format(log_format) < 0)
         return sw_cli_usage_error(&cli);
     sw_log_set_verbosity((int)v);
     sigset_t set;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct sw_cmd commands[] = {
+const struct sw_cmd sw_commands[] = {
     {"server", "run the Kubernetes-compatible API server", sw_cmd_server},
     {"controllers", "run the controllers alone, against any API server", sw_cmd_controllers},
     {"import-image", "import images from a container registry into an image stream",
@@ -22,14 +22,16 @@ static const struct sw_cmd commands[] = {
     {"envtest-assets", "write a KUBEBUILDER_ASSETS directory whose kube-apiserver is slipway",
      sw_cmd_envtest_assets},
     {"builder", "run one build (started by the build controller)", sw_cmd_builder},
+    {"completion", "print a bash or zsh completion script", sw_cmd_completion},
     {"version", "print the version", sw_cmd_version},
 };
+const size_t sw_ncommands = sizeof(sw_commands) / sizeof(sw_commands[0]);
 
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: slipway <command> [flags]\n\nCommands:\n");
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < sw_ncommands; i++)
+        fprintf(f, "  %-12s %s\n", sw_commands[i].name, sw_commands[i].summary);
     fprintf(f, "\nRun 'slipway <command> --help' for a command's flags.\n");
 }
 
@@ -45,9 +47,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version"))
         return sw_cmd_version(argc - 1, argv + 1);
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sw_ncommands; i++)
+        if (!strcmp(argv[1], sw_commands[i].name))
+            return sw_commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "slipway: unknown command %s\n", argv[1]);
     usage(stderr);
     return 2;

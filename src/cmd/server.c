@@ -148,6 +148,9 @@ static void usage(FILE *f)
         "                              together; past it a request gets 429 (default 256)\n"
         "  --watch-cache-memory MIB    what the watch cache's recent events may hold (default\n"
         "                              64; older events are re-read from the store)\n"
+        "  --log-format text|json      log lines as text (the default) or one JSON object per\n"
+        "                              line (time, level, msg; requests add verb, path, code,\n"
+        "                              latency_ms, user)\n"
         "  --v N                       log verbosity: 1 info, 2 requests, 4 debug (default 0)\n"
         "  -h, --help                  show this help\n"
         "\n"
@@ -337,6 +340,9 @@ static int parse_flags(int argc, char **argv, server_flags *f)
         } else if ((v = flag_value(argc, argv, &i, "--compact-keep"))) {
             if (sw_str_to_i64(v, &f->compact_keep) < 0 || f->compact_keep < 1)
                 return sw_error_set(SW_EINVALID, "--compact-keep: expected a positive count");
+        } else if ((v = flag_value(argc, argv, &i, "--log-format"))) {
+            if (sw_log_parse_format(v) < 0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--v"))) {
             if (sw_str_to_i64(v, &f->verbosity) < 0)
                 return sw_error_set(SW_EINVALID, "--v: expected a number");

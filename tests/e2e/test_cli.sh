@@ -97,6 +97,29 @@ setup()
 
 # ---- help and usage ----
 
+# slipway completion bash: completes commands, then the command's flags from its --help.
+complete_words()
+{
+    PATH=$(dirname "$SLIPWAY"):$PATH bash -c '. <("$1" completion bash); shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+        _slipway; printf "%s\n" "${COMPREPLY[@]}"' _ "$SLIPWAY" "$@"
+}
+
+check_completion()
+{
+    expect_eq "completion of 'slipway ser'" server "$(complete_words slipway ser)"
+    expect_eq "completion of 'slipway server --max-conn'" \
+        "--max-connections
+--max-connections-per-address" "$(complete_words slipway server --max-conn | sort)"
+    expect_contains "completion of 'slipway controllers --log'" "--log-format" \
+        "$(complete_words slipway controllers --log)"
+    expect_exit "completion without a shell is a usage error" 2 sw completion
+    expect_exit "completion fish is a usage error" 2 sw completion fish
+    if command -v zsh >/dev/null; then
+        expect_ok "the zsh script parses" zsh -n <("$SLIPWAY" completion zsh)
+        expect_contains "... and lists the commands" "'rollout:" "$("$SLIPWAY" completion zsh)"
+    fi
+}
+
 check_help()
 {
     local cmd flag
@@ -344,6 +367,7 @@ check_bad_secret_files()
 
 setup
 check_help
+check_completion
 check_bad_secret_files
 check_import_image
 check_import_all

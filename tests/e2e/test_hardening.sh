@@ -65,12 +65,15 @@ sw_start_server --max-connections 200 --max-connections-per-address 100 \
     --request-header-timeout 2 --max-body-memory 32
 BAPI=/apis/build.openshift.io/v1/namespaces/default
 HOOK_SECRET=WebhookSecretXYZ789
+cat >"$SW_TMP/bc.json" <<EOF
+{"apiVersion": "build.openshift.io/v1", "kind": "BuildConfig", "metadata": {"name": "hooked"},
+ "spec": {"source": {"type": "Git", "git": {"uri": "https://example.invalid/x.git"}},
+  "strategy": {"type": "Docker", "dockerStrategy": {}},
+  "output": {"to": {"kind": "DockerImage", "name": "127.0.0.1:1/x/y:latest"}},
+  "triggers": [{"type": "Generic", "generic": {"secret": "$HOOK_SECRET"}}]}}
+EOF
 expect_eq "a BuildConfig with a generic webhook" 201 "$(sw_api POST "$BAPI/buildconfigs" -o /dev/null \
-    -w '%{http_code}' -H 'Content-Type: application/json' -d '{"apiVersion": "build.openshift.io/v1",
-    "kind": "BuildConfig", "metadata": {"name": "hooked"}, "spec": {"source": {"type": "Git",
-    "git": {"uri": "https://example.invalid/x.git"}}, "strategy": {"type": "Docker",
-    "dockerStrategy": {}}, "output": {"to": {"kind": "DockerImage", "name": "127.0.0.1:1/x/y:latest"}},
-    "triggers": [{"type": "Generic", "generic": {"secret": "'$HOOK_SECRET'"}}]}}')"
+    -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$SW_TMP/bc.json")"
 hook() { curl -sSk --max-time 30 -X POST -o /dev/null -w '%{http_code}' "$SW_URL$BAPI/buildconfigs/$1/webhooks/$2/generic"; }
 expect_match "the webhook with its secret starts a build" '^20[01]$' "$(hook hooked "$HOOK_SECRET")"
 expect_eq "a GET of the webhook URL with the admin token: 405" 405 \
@@ -182,6 +185,34 @@ echo "RSS before $before MB, after 60 updates of a 2.9 MB ConfigMap $after MB"
 expect_ok "60 updates of a 2.9 MB ConfigMap: RSS grew by less than 200 MB ($before -> $after; unbounded: ~335)" \
     test $((after - before)) -lt 200
 sw_stop_server
+
+# ---- --log-format json: one object per line, requests with their fields, no secret ----
+from=$(($(wc -l <"$SW_LOG") + 1))
+sw_start_server --log-format json
+expect_match "the webhook of the BuildConfig made above" '^20[01]$' "$(hook hooked "$HOOK_SECRET")"
+expect_eq "a 404" 404 "$(sw_api GET "$CM/nothing-here" -o /dev/null -w '%{http_code}')"
+sw_stop_server
+tail -n "+$from" "$SW_LOG" >"$SW_TMP/json.log"
+expect_ok "every line of the JSON log parses, with time, level and msg" python3 -c '
+import json, sys
+for n, line in enumerate(open(sys.argv[1]), 1):
+    if line.startswith("server pid "):  # the test harness, not the server
+        continue
+    o = json.loads(line)
+    assert {"time", "level", "msg"} <= set(o), (n, line)
+' "$SW_TMP/json.log"
+expect_eq "request lines carry verb, path, code, latency_ms and user" "GET 404 slipway-admin" \
+    "$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        o = json.loads(line)
+        if o.get("msg") == "request" and o["path"].endswith("/configmaps/nothing-here"):
+            assert isinstance(o["latency_ms"], int)
+            print(o["verb"], o["code"], o["user"])
+' "$SW_TMP/json.log")"
+expect_contains "the webhook line is there, redacted" 'webhooks/<redacted>/generic' "$(cat "$SW_TMP/json.log")"
+expect_not_contains "... and the secret is not" "$HOOK_SECRET" "$(cat "$SW_TMP/json.log")"
 
 # ---- finding 6: /readyz fails while the store refuses writes (etcd under a NOSPACE alarm) ----
 sw_start_etcd
