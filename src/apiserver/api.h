@@ -56,6 +56,9 @@ typedef struct sw_response {
     sw_buf body;
     sw_stream stream; /* used when stream.next != NULL */
     char warning[256];
+    /* what /metrics counts the request under (rest.c fills them for resources) */
+    const char *verb; /* static string; NULL: the lower-cased method */
+    char group[64], resource[64], subresource[32];
 } sw_response;
 
 static inline const char *sw_req_query(const sw_request *r, const char *key)

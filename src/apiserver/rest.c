@@ -678,6 +678,10 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
                           NULL, NULL);
         return;
     }
+    resp->verb = verb_of(req, &rt);
+    sw_strlcpy(resp->group, rt.kind->group, sizeof(resp->group));
+    sw_strlcpy(resp->resource, rt.kind->plural, sizeof(resp->resource));
+    sw_strlcpy(resp->subresource, rt.sub, sizeof(resp->subresource));
     handle_routed(api, req, rt, resp);
     sw_kind_release(rt.kind); /* a watch took its own reference */
 }

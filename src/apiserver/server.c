@@ -4,6 +4,7 @@
 #include "apiserver/tls.h"
 
 #include "apiserver/connlimit.h"
+#include "apiserver/metrics.h"
 #include "apiserver/notify.h"
 #include "apiserver/protobuf.h"
 #include "apiserver/watchcache.h"
@@ -40,6 +41,7 @@ struct sw_apiserver {
     bool stopping;
     int active; /* requests begun and not completed (under mu) */
     sw_connlimit *limit;
+    sw_metrics *metrics;
     uint64_t body_bytes; /* atomic: request bytes all connections hold in memory */
 };
 
@@ -314,6 +316,25 @@ static void health(sw_apiserver *s, const sw_request *req, const char *url, sw_r
     sw_buf_dispose(&lines);
 }
 
+/* /metrics: any authenticated caller may read it (a build token may not: buildauth.c). */
+static void metrics(sw_apiserver *s, const sw_request *req, sw_response *resp)
+{
+    if (strcmp(req->method, "GET")) {
+        sw_response_error(resp, SW_EMETHOD, "/metrics takes a GET", NULL, NULL);
+        return;
+    }
+    sw_metrics_gauges g = {.body_bytes =
+                               (int64_t)__atomic_load_n(&s->body_bytes, __ATOMIC_RELAXED)};
+    pthread_mutex_lock(&s->mu);
+    g.inflight = s->active;
+    pthread_mutex_unlock(&s->mu);
+    if (s->api->cache)
+        sw_watchcache_stats(s->api->cache, &g.watch_events, &g.watch_bytes);
+    resp->status = 200;
+    resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    sw_metrics_render(s->metrics, &g, &resp->body);
+}
+
 /* Typed clients send built-in kinds as protobuf (k8s\0 + runtime.Unknown). Such a body is
  * decoded to the JSON the client would have sent (*json_out, sw_malloc'd) and the request then
  * reads as application/json. Other content types are left alone. Returns 0, or a negative code
@@ -380,6 +401,8 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"), resp);
     } else if (health_path(url)) {
         health(s, &req, url, resp);
+    } else if (!strcmp(url, "/metrics")) {
+        metrics(s, &req, resp);
     } else if (sw_openapi_matches(url)) {
         sw_openapi_handle(s->api, &req, resp);
     } else if (sw_discovery_matches(url)) {
@@ -409,9 +432,23 @@ static const char *log_path(const char *url, char *out, size_t n)
     return out;
 }
 
-/* Logs the request (every one at --v=2, else 5xx only), sends resp and disposes of it. */
-static enum MHD_Result reply(struct MHD_Connection *conn, const char *method, const char *url,
-                             const conn_ctx *cc, sw_response *resp)
+/* Counts the request in /metrics: a resource's verb, else the lower-cased method. */
+static void count_request(sw_metrics *m, const char *method, const sw_response *resp,
+                          int64_t took_ms)
+{
+    char verb[16];
+    size_t i = 0;
+    for (; resp->verb == NULL && method[i] && i + 1 < sizeof(verb); i++)
+        verb[i] = (char)(method[i] >= 'A' && method[i] <= 'Z' ? method[i] + 32 : method[i]);
+    verb[i] = '\0';
+    sw_metrics_request(m, resp->verb ? resp->verb : verb, resp->group, resp->resource,
+                       resp->subresource, resp->status, (double)took_ms / 1000.0);
+}
+
+/* Logs the request (every one at --v=2, else 5xx only), counts it, sends resp and disposes of
+ * it. */
+static enum MHD_Result reply(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
+                             const char *url, const conn_ctx *cc, sw_response *resp)
 {
     char shown[1024];
     int64_t took = sw_time_mono_ms() - cc->start_ms;
@@ -424,6 +461,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, const char *method, co
         sw_log_request(SW_LOG_ERROR, method, log_path(url, shown, sizeof(shown)), resp->status,
                        took, cc->user, detail);
     }
+    count_request(s->metrics, method, resp, took);
     enum MHD_Result ret = send_response(conn, resp);
     sw_response_dispose(resp);
     return ret;
@@ -431,14 +469,15 @@ static enum MHD_Result reply(struct MHD_Connection *conn, const char *method, co
 
 /* Answers a request from its headers alone (the body, if any, is never read: libmicrohttpd
  * closes the connection after the reply). */
-static enum MHD_Result reject_early(struct MHD_Connection *conn, const char *method,
-                                    const char *url, conn_ctx *cc, int code, const char *msg)
+static enum MHD_Result reject_early(sw_apiserver *s, struct MHD_Connection *conn,
+                                    const char *method, const char *url, conn_ctx *cc, int code,
+                                    const char *msg)
 {
     sw_response resp;
     sw_response_init(&resp);
     sw_response_error(&resp, code, msg, NULL, NULL);
     cc->answered = true; /* nothing more of the request is taken in */
-    return reply(conn, method, url, cc, &resp);
+    return reply(s, conn, method, url, cc, &resp);
 }
 
 /* The connection's entry in the limiter (its socket context), or NULL. */
@@ -498,13 +537,13 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
     int auth = authenticate(s, conn, method, url, cc->user, sizeof(cc->user));
     sw_connlimit_request(s->limit, limit_entry(conn), auth > 0);
     if (auth < 0)
-        return reject_early(conn, method, url, cc, auth, sw_error_msg());
+        return reject_early(s, conn, method, url, cc, auth, sw_error_msg());
     const char *nul = NULL;
     MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, find_nul, &nul);
     if (nul) {
         char msg[160];
         snprintf(msg, sizeof(msg), "query parameter %.64s: a NUL byte (%%00) is not allowed", nul);
-        return reject_early(conn, method, url, cc, SW_EBADREQUEST, msg);
+        return reject_early(s, conn, method, url, cc, SW_EBADREQUEST, msg);
     }
     size_t cap = auth > 0 ? SW_API_MAX_BODY : MAX_ANONYMOUS_BODY;
     sw_buf_init(&cc->body, cap);
@@ -517,7 +556,7 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
         upload_drop(cc);
         snprintf(msg, sizeof(msg), "the %s is larger than the %llu-byte limit",
                  is_upload(cc) ? "upload" : "request body", (unsigned long long)max);
-        return reject_early(conn, method, url, cc, SW_ELIMIT, msg);
+        return reject_early(s, conn, method, url, cc, SW_ELIMIT, msg);
     }
     return MHD_YES;
 }
@@ -561,7 +600,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     sw_response resp;
     sw_response_init(&resp);
     dispatch(s, conn, method, url, cc, &resp);
-    return reply(conn, method, url, cc, &resp);
+    return reply(s, conn, method, url, cc, &resp);
 }
 
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -675,6 +714,7 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
         sw_free(s);
         return SW_ERROR;
     }
+    s->metrics = sw_metrics_new();
     /* libmicrohttpd's own limit leaves room for connections the limiter cut that are still
      * closing; the limiter keeps the real one (connlimit.h). */
     struct MHD_OptionItem o[16] = {
@@ -701,6 +741,7 @@ int sw_apiserver_start(sw_apiserver **out, sw_api *api, const sw_apiserver_opts 
     if (!s->daemon) {
         int e = errno;
         sw_connlimit_free(s->limit);
+        sw_metrics_free(s->metrics);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cond);
         sw_free(s);
@@ -739,6 +780,7 @@ void sw_apiserver_stop(sw_apiserver *s)
     pthread_mutex_unlock(&s->mu);
     MHD_stop_daemon(s->daemon);
     sw_connlimit_free(s->limit);
+    sw_metrics_free(s->metrics);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
     pthread_mutex_destroy(&s->mu);

@@ -18,6 +18,8 @@ void sw_response_init(sw_response *resp)
     resp->stream.free = NULL;
     resp->stream.state = NULL;
     resp->warning[0] = '\0';
+    resp->verb = NULL;
+    resp->group[0] = resp->resource[0] = resp->subresource[0] = '\0';
 }
 
 void sw_response_dispose(sw_response *resp)

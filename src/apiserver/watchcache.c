@@ -337,3 +337,11 @@ int64_t sw_watchcache_revision(sw_watchcache *c)
     pthread_rwlock_unlock(&c->mu);
     return r;
 }
+
+void sw_watchcache_stats(sw_watchcache *c, int64_t *events, int64_t *bytes)
+{
+    pthread_rwlock_rdlock(&c->mu);
+    *events = (int64_t)(c->next_seq - c->first_seq);
+    *bytes = (int64_t)c->bytes;
+    pthread_rwlock_unlock(&c->mu);
+}

@@ -70,6 +70,8 @@ int sw_watchcache_seek(sw_watchcache *c, int64_t after_rev, sw_wcursor *cur, int
 /* Takes up to max events at cur (refs held; unref each), waiting up to wait_ms for the first.
  * Returns the count, or SW_EGONE if cur fell out of the ring, or SW_EUNAVAILABLE when closing. */
 int sw_watchcache_take(sw_watchcache *c, sw_wcursor *cur, sw_wevent **out, size_t max, int wait_ms);
+/* How many events the ring holds, and their bytes (for /metrics). */
+void sw_watchcache_stats(sw_watchcache *c, int64_t *events, int64_t *bytes);
 /* Newest revision seen by the cache. */
 int64_t sw_watchcache_revision(sw_watchcache *c);
 

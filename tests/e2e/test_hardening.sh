@@ -191,6 +191,46 @@ from=$(($(wc -l <"$SW_LOG") + 1))
 sw_start_server --log-format json
 expect_match "the webhook of the BuildConfig made above" '^20[01]$' "$(hook hooked "$HOOK_SECRET")"
 expect_eq "a 404" 404 "$(sw_api GET "$CM/nothing-here" -o /dev/null -w '%{http_code}')"
+# /metrics, parsed with the Prometheus client's own text parser, counts what was done
+expect_eq "/metrics without a token: 401" 401 "$(curl -sk -o /dev/null -w '%{http_code}' "$SW_URL/metrics")"
+sw_api GET /metrics >"$SW_TMP/m1" || fail "scrape /metrics"
+for i in 1 2 3; do
+    expect_eq "ConfigMap $i" 201 "$(sw_api POST /api/v1/namespaces/default/configmaps -o /dev/null -w '%{http_code}' \
+        -H 'Content-Type: application/json' -d "{\"metadata\": {\"name\": \"metrics-$i\"}}")"
+done
+sw_api GET /api/v1/namespaces/default/configmaps/metrics-1 -o /dev/null
+sw_api GET /api/v1/namespaces/default/configmaps/metrics-2 -o /dev/null
+sw_api GET /api/v1/namespaces/default/configmaps/absent -o /dev/null
+sw_api GET /api/v1/namespaces/default/configmaps -o /dev/null
+sw_api GET /metrics >"$SW_TMP/m2" || fail "scrape /metrics"
+expect_eq "the counters moved by what was done (prometheus_client's parser)" \
+    "create/configmaps/201=3 get/configmaps/200=2 get/configmaps/404=1 list/configmaps/200=1 get//200=1" \
+    "$(/usr/bin/python3 - "$SW_TMP/m1" "$SW_TMP/m2" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+def load(path):
+    out, fams = {}, {}
+    for fam in text_string_to_metric_families(open(path).read()):
+        fams[fam.name] = fam
+        for s in fam.samples:
+            if s.name == "apiserver_request_total":
+                k = "%s/%s/%s" % (s.labels["verb"], s.labels["resource"], s.labels["code"])
+                out[k] = out.get(k, 0) + s.value
+    return out, fams
+a, _ = load(sys.argv[1])
+b, fams = load(sys.argv[2])
+print(" ".join("%s=%d" % (k, b.get(k, 0) - a.get(k, 0)) for k in [
+    "create/configmaps/201", "get/configmaps/200", "get/configmaps/404", "list/configmaps/200",
+    "get//200"]))
+h = [s for s in fams["apiserver_request_duration_seconds"].samples
+     if s.labels.get("verb") == "create" and s.labels.get("resource") == "configmaps"
+     and s.name.endswith("_count")]
+assert h and h[0].value >= 3, h
+for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+             "apiserver_current_inflight_requests"):
+    assert name in fams or name.replace("_total", "") in fams, name
+PY
+)"
 sw_stop_server
 tail -n "+$from" "$SW_LOG" >"$SW_TMP/json.log"
 expect_ok "every line of the JSON log parses, with time, level and msg" python3 -c '
