@@ -147,7 +147,7 @@ static void usage(FILE *f)
         "  --max-body-memory MIB       what all request bodies being received may hold in memory\n"
         "                              together; past it a request gets 429 (default 256)\n"
         "  --watch-cache-memory MIB    what the watch cache's recent events may hold (default\n"
-        "                              64; older events are re-read from the store)\n"
+        "                              256; older events are re-read from the store)\n"
         "  --log-format text|json      log lines as text (the default) or one JSON object per\n"
         "                              line (time, level, msg; requests add verb, path, code,\n"
         "                              latency_ms, user)\n"
@@ -582,7 +582,7 @@ int sw_cmd_server(int argc, char **argv)
                       .max_per_address = 512,
                       .header_timeout = 10,
                       .body_memory_mib = 256,
-                      .watch_cache_mib = 64,
+                      .watch_cache_mib = 256,
                       .scheduled_interval = 900,
                       .scheduled_per_minute = 60,
                       .leader_elect = -1};

@@ -12,7 +12,7 @@
 # holds at most --max-connections-per-address unauthenticated connections, connections from
 # many addresses that fill the server make room for a new one, a header trickled a line at a
 # time is cut at --request-header-timeout, and an authenticated keep-alive connection is not.
-# Finding 5: the watch cache is bounded by bytes. Finding 6: /readyz fails while etcd refuses
+# Finding 5: the watch cache is bounded by bytes (--watch-cache-memory 64 here; 256 MiB by default). Finding 6: /readyz fails while etcd refuses
 # writes (a NOSPACE alarm). Finding 7: the smaller ones, one check each.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -62,7 +62,7 @@ expect_not_contains "and it draws no warning" "open to other users" "$(cat "$SW_
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4
 HOSTILE=$SW_TESTS/e2e/tools/hostile.py
 sw_start_server --max-connections 200 --max-connections-per-address 100 \
-    --request-header-timeout 2 --max-body-memory 32
+    --request-header-timeout 2 --max-body-memory 32 --watch-cache-memory 64
 BAPI=/apis/build.openshift.io/v1/namespaces/default
 HOOK_SECRET=WebhookSecretXYZ789
 cat >"$SW_TMP/bc.json" <<EOF
