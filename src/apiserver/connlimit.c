@@ -115,19 +115,31 @@ bool sw_connlimit_admit(sw_connlimit *l, const struct sockaddr *addr, socklen_t 
     unsigned char key[16];
     addr_key(addr, len, key);
     unsigned live = 0, same = 0;
-    sw_connlimit_conn *oldest = NULL;
+    sw_connlimit_conn *oldest = NULL, *oldest_same = NULL;
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < l->n; i++) {
         sw_connlimit_conn *c = &l->conns[i];
         if (c->state == FREE || c->cut)
             continue;
         live++;
-        if (!c->authenticated && !memcmp(c->addr, key, 16))
+        if (!c->authenticated && !memcmp(c->addr, key, 16)) {
             same++;
+            if (c->state == WAITING && (!oldest_same || c->since_ms < oldest_same->since_ms))
+                oldest_same = c;
+        }
         if (c->state == WAITING && (!oldest || c->since_ms < oldest->since_ms) && !c->authenticated)
             oldest = c;
     }
-    bool ok = same < l->opts.per_address;
+    /* an address at its cap makes room from its own oldest unauthenticated connection: the
+     * clients behind one address (a NAT, loopback) are not locked out by one of them */
+    bool ok = same < l->opts.per_address || oldest_same != NULL;
+    if (same >= l->opts.per_address && oldest_same) {
+        cut(oldest_same, "the address's connection cap is reached: its oldest unauthenticated "
+                         "connection makes room");
+        live--;
+        if (oldest == oldest_same)
+            oldest = NULL;
+    }
     if (ok && live >= l->opts.max) {
         ok = oldest != NULL;
         if (ok)
@@ -165,8 +177,10 @@ void sw_connlimit_request(sw_connlimit *l, sw_connlimit_conn *c, bool authentica
     if (!c)
         return;
     pthread_mutex_lock(&l->mu);
-    c->state = BUSY;
     c->authenticated = c->authenticated || authenticated;
+    /* an anonymous request (a health probe) keeps the deadline through its body and answer */
+    if (c->authenticated)
+        c->state = BUSY;
     pthread_mutex_unlock(&l->mu);
 }
 

@@ -1,11 +1,13 @@
 /* connlimit: who may hold the server's connections. Connections that have not yet shown a
  * credential (a new one, or one whose requests were all anonymous) must send a whole request
  * header within header_timeout_ms of being opened or of their last answer, or they are cut
- * (Go's ReadHeaderTimeout, total rather than per byte); one client address holds at most
- * per_address of them; and when all max are taken, the oldest such connection is cut to admit
- * a new one. A connection that carried an authenticated request, or is running one, is never
- * cut here (the idle timeout still applies to it). So one client, from one address or many,
- * cannot lock authenticated clients out.
+ * (Go's ReadHeaderTimeout, total rather than per byte; an anonymous request, a health probe,
+ * stays under it through its body and answer); one client address holds at most per_address
+ * of them (a new one from that address cuts its oldest idle one); and when all max are taken,
+ * the oldest such connection is cut to admit a new one. A connection that carried a request
+ * with a token or client certificate, or is running one, is never cut here (the idle timeout
+ * still applies to it); a webhook secret or the registry's token does not count. So one
+ * client, from one address or many, cannot lock authenticated clients out.
  *
  * Threading: admit and opened are called by the listening thread, the others by a
  * connection's own thread; all take the limiter's mutex. A cut is shutdown(2) of the socket

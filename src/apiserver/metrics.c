@@ -39,6 +39,9 @@ struct sw_metrics {
     double start;  /* process_start_time_seconds */
 };
 
+static series *find(sw_metrics *m, const char *verb, const char *group, const char *resource,
+                    const char *sub, int code);
+
 sw_metrics *sw_metrics_new(void)
 {
     sw_metrics *m = sw_calloc(1, sizeof(*m));
@@ -50,6 +53,7 @@ sw_metrics *sw_metrics_new(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     m->start = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    find(m, "other", "", "", "", 0); /* where requests count once the table is full */
     return m;
 }
 

@@ -422,13 +422,18 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
  * method), as kube-apiserver's audit log omits credentials. */
 static const char *log_path(const char *url, char *out, size_t n)
 {
-    if (!is_webhook("POST", url))
+    /* whatever the rest of the path looks like (a trailing slash, doubled slashes): the
+     * segment after the last "/webhooks/" may be a secret */
+    const char *w = NULL;
+    for (const char *p = strstr(url, "/webhooks/"); p; p = strstr(p + 1, "/webhooks/"))
+        w = p;
+    if (!w)
         return url;
-    const char *type = strrchr(url, '/');
-    const char *secret = type - 1;
-    while (*secret != '/')
-        secret--;
-    snprintf(out, n, "%.*s/<redacted>%s", (int)(secret - url), url, type);
+    const char *secret = w + strlen("/webhooks/");
+    while (*secret == '/')
+        secret++;
+    const char *after = secret + strcspn(secret, "/");
+    snprintf(out, n, "%.*s<redacted>%s", (int)(secret - url), url, after);
     return out;
 }
 
@@ -436,13 +441,16 @@ static const char *log_path(const char *url, char *out, size_t n)
 static void count_request(sw_metrics *m, const char *method, const sw_response *resp,
                           int64_t took_ms)
 {
-    char verb[16];
-    size_t i = 0;
-    for (; resp->verb == NULL && method[i] && i + 1 < sizeof(verb); i++)
-        verb[i] = (char)(method[i] >= 'A' && method[i] <= 'Z' ? method[i] + 32 : method[i]);
-    verb[i] = '\0';
-    sw_metrics_request(m, resp->verb ? resp->verb : verb, resp->group, resp->resource,
-                       resp->subresource, resp->status, (double)took_ms / 1000.0);
+    /* the method comes from the client: a fixed set, so no caller can mint label values */
+    static const char *const methods[][2] = {
+        {"GET", "get"},       {"POST", "post"}, {"PUT", "put"},        {"PATCH", "patch"},
+        {"DELETE", "delete"}, {"HEAD", "head"}, {"OPTIONS", "options"}};
+    const char *verb = resp->verb;
+    for (size_t i = 0; !verb && i < sizeof(methods) / sizeof(methods[0]); i++)
+        if (!strcmp(method, methods[i][0]))
+            verb = methods[i][1];
+    sw_metrics_request(m, verb ? verb : "other", resp->group, resp->resource, resp->subresource,
+                       resp->status, (double)took_ms / 1000.0);
 }
 
 /* Logs the request (every one at --v=2, else 5xx only), counts it, sends resp and disposes of
@@ -535,7 +543,9 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
     /* Authenticate on the headers, before any of the body is read or stored: a caller
      * without a valid credential gets its 401 at once and the body is never taken in. */
     int auth = authenticate(s, conn, method, url, cc->user, sizeof(cc->user));
-    sw_connlimit_request(s->limit, limit_entry(conn), auth > 0);
+    /* a webhook secret or the registry's token opens one path, not a claim on connections */
+    bool trusted = auth > 0 && !is_webhook(method, url) && !sw_notify_matches(url);
+    sw_connlimit_request(s->limit, limit_entry(conn), trusted);
     if (auth < 0)
         return reject_early(s, conn, method, url, cc, auth, sw_error_msg());
     const char *nul = NULL;
@@ -585,7 +595,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     if (*upload_size) {
         if (cc->upload_fd >= 0)
             upload_write(cc, upload, *upload_size);
-        else if (!cc->upload_path[0])
+        else if (!is_upload(cc)) /* a failed upload's rest is dropped, not held */
             body_append(s, cc, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
@@ -659,7 +669,8 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
     char line[512];
     vsnprintf(line, sizeof(line), fmt, ap);
     line[strcspn(line, "\n")] = '\0';
-    sw_log(SW_LOG_INFO, "http: %s", line);
+    char shown[600];
+    sw_log(SW_LOG_INFO, "http: %s", log_path(line, shown, sizeof(shown))); /* may quote a URL */
 }
 
 static void *compactor_main(void *arg)

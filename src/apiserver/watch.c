@@ -385,9 +385,9 @@ static int watcher_start(watcher *w, const sw_request *req)
                             (long long)sw_store_compacted_revision(w->api->store));
     /* A revision the server has not seen yet: wait for it a while (another server on the same
      * etcd may be ahead), then answer as kube-apiserver does (504, retry). */
-    for (int i = 0; i < FUTURE_WAIT_MS / 50 && sw_watchcache_revision(w->api->cache) < rev; i++)
+    for (int i = 0; i < FUTURE_WAIT_MS / 50 && sw_store_current_revision(w->api->store) < rev; i++)
         sw_time_sleep_ms(50);
-    int64_t cur = sw_watchcache_revision(w->api->cache);
+    int64_t cur = sw_store_current_revision(w->api->store);
     if (cur < rev)
         return sw_error_set(SW_ETIMEOUT, "Too large resource version: %lld, current: %lld",
                             (long long)rev, (long long)cur);

@@ -78,7 +78,9 @@ hook() { curl -sSk --max-time 30 -X POST -o /dev/null -w '%{http_code}' "$SW_URL
 expect_match "the webhook with its secret starts a build" '^20[01]$' "$(hook hooked "$HOOK_SECRET")"
 expect_eq "a GET of the webhook URL with the admin token: 405" 405 \
     "$(sw_api GET "$BAPI/buildconfigs/hooked/webhooks/$HOOK_SECRET/generic" -o /dev/null -w '%{http_code}')"
-expect_not_contains "the secret is nowhere in the log (--v=2)" "$HOOK_SECRET" "$(cat "$SW_LOG")"
+curl -sSk --max-time 30 -X POST -o /dev/null "$SW_URL$BAPI/buildconfigs/hooked/webhooks/$HOOK_SECRET/generic/"
+curl -sSk --max-time 30 -X POST -o /dev/null "$SW_URL$BAPI/buildconfigs/hooked//webhooks//$HOOK_SECRET//generic"
+expect_not_contains "the secret is nowhere in the log (--v=2), whatever the path's shape" "$HOOK_SECRET" "$(cat "$SW_LOG")"
 expect_contains "the webhook requests are logged, the secret redacted" \
     "buildconfigs/hooked/webhooks/<redacted>/generic" "$(cat "$SW_LOG")"
 
@@ -137,6 +139,9 @@ wait "${HOLDS[@]}"
 out=$(python3 "$HOSTILE" trickle --port "$SW_PORT" --interval 0.5 --seconds 10)
 echo "trickle: $out"
 expect_ok "a header trickled a line every 0.5 s is cut near --request-header-timeout 2 ($out)" \
+    python3 -c 'import json, sys; t = json.loads(sys.argv[1])["closed_after_s"]; sys.exit(not (t and 1.5 <= t <= 5))' "$out"
+out=$(python3 "$HOSTILE" trickle --body --port "$SW_PORT" --interval 0.5 --seconds 10)
+expect_ok "an anonymous request's body trickled a byte every 0.5 s is cut too ($out)" \
     python3 -c 'import json, sys; t = json.loads(sys.argv[1])["closed_after_s"]; sys.exit(not (t and 1.5 <= t <= 5))' "$out"
 expect_eq "an authenticated keep-alive connection outlives the header timeout" \
     '{"first": 200, "second": 200}' "$(python3 "$HOSTILE" keepalive --port "$SW_PORT" --token "$SW_TOKEN" --wait 3.5)"
@@ -203,6 +208,8 @@ sw_api GET /api/v1/namespaces/default/configmaps/metrics-2 -o /dev/null
 sw_api GET /api/v1/namespaces/default/configmaps/absent -o /dev/null
 sw_api GET /api/v1/namespaces/default/configmaps -o /dev/null
 sw_api GET /metrics >"$SW_TMP/m2" || fail "scrape /metrics"
+curl -sk -o /dev/null -X FOOBAR "$SW_URL/metrics"
+expect_not_contains "a client's made-up method mints no label value" 'verb="foobar"' "$(sw_api GET /metrics)"
 expect_eq "the counters moved by what was done (prometheus_client's parser)" \
     "create/configmaps/201=3 get/configmaps/200=2 get/configmaps/404=1 list/configmaps/200=1 get//200=1" \
     "$(/usr/bin/python3 - "$SW_TMP/m1" "$SW_TMP/m2" <<'PY'

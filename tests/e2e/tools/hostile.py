@@ -12,7 +12,8 @@ hold: CONNS TCP connections from SOURCE (a loopback address), kept open for SECO
   Prints {"accepted", "closed"}: how many stayed open for at least one second, how many the
   server closed.
 trickle: one TLS connection that sends a request line and then a header line every INTERVAL
-  seconds, never ending the header. Prints {"closed_after_s"}: when the server closed it (or
+  seconds, never ending the header (--body: a whole header of an anonymous POST /healthz, then
+  its body a byte every INTERVAL seconds). Prints {"closed_after_s"}: when the server closed it (or
   null if it was still open after SECONDS).
 keepalive: one TLS connection with TOKEN: GET /api, wait WAIT seconds, GET /api again
   on the same connection. Prints {"first", "second"} (status codes, or an error string).
@@ -166,7 +167,10 @@ def hold(a):
 
 def trickle(a):
     s = tls_connect(a.host, a.port, 5)
-    s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")
+    if a.body:  # a whole header, then a body a byte at a time
+        s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 16000\r\n\r\n")
+    else:
+        s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")
     start = time.time()
     closed = None
     s.settimeout(a.interval)
@@ -183,7 +187,7 @@ def trickle(a):
             closed = time.time() - start
             break
         try:
-            s.sendall(b"X-Trickle-%d: a\r\n" % i)
+            s.sendall(b"x" if a.body else b"X-Trickle-%d: a\r\n" % i)
         except OSError:
             closed = time.time() - start
             break
@@ -224,6 +228,7 @@ def main():
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--wait", type=float, default=3)
     p.add_argument("--reconnect", action="store_true")
+    p.add_argument("--body", action="store_true", help="trickle: a body, not a header")
     p.add_argument("--stop-file", default="")
     a = p.parse_args()
     {"bodies": bodies, "hold": hold, "trickle": trickle, "keepalive": keepalive}[a.mode](a)
