@@ -9,8 +9,9 @@ bodies: CONNS connections at once, each sending a POST to PATH with Content-Leng
   Prints {"rss_before_mb", "rss_peak_mb", "codes": {status: count}}.
 hold: CONNS TCP connections from SOURCE (a loopback address), kept open for SECONDS, idle
   (not even a TLS handshake); a connection the server closes is opened again (RECONNECT).
-  Prints {"accepted", "closed"}: how many stayed open for at least one second, how many the
-  server closed.
+  Prints {"accepted", "closed", "open", "open_at"}: how many stayed open for at least one
+  second, how many the server closed, how many were open at the end, and REPORT_AT seconds
+  after the last one was opened.
 trickle: one TLS connection that sends a request line and then a header line every INTERVAL
   seconds, never ending the header (--body: a whole header of an anonymous POST /healthz, then
   its body a byte every INTERVAL seconds). Prints {"closed_after_s"}: when the server closed it (or
@@ -140,8 +141,12 @@ def hold(a):
 
     for _ in range(a.conns):
         opened()
+    opened_at = time.time()
+    open_at = None
     accepted = set()
     while time.time() - start < a.seconds:
+        if open_at is None and time.time() - opened_at >= a.report_at:
+            open_at = len(socks)
         r, _, _ = select.select(list(socks), [], [], 0.2)
         now = time.time()
         for s in r:
@@ -160,7 +165,8 @@ def hold(a):
                 accepted.add(s.fileno())
         if os.path.exists(a.stop_file or "/nonexistent"):
             break
-    print(json.dumps({"accepted": len(accepted), "closed": closed, "open": len(socks)}))
+    print(json.dumps({"accepted": len(accepted), "closed": closed, "open": len(socks),
+                      "open_at": open_at}))
     for s in socks:
         s.close()
 
@@ -229,6 +235,8 @@ def main():
     p.add_argument("--wait", type=float, default=3)
     p.add_argument("--reconnect", action="store_true")
     p.add_argument("--body", action="store_true", help="trickle: a body, not a header")
+    p.add_argument("--report-at", type=float, default=1.0,
+                   help="hold: report how many are open this long after all were opened")
     p.add_argument("--stop-file", default="")
     a = p.parse_args()
     {"bodies": bodies, "hold": hold, "trickle": trickle, "keepalive": keepalive}[a.mode](a)
