@@ -63,7 +63,8 @@ def strip_comments_and_strings(text):
 
 def c_files(root):
     for d in DIRS:
-        for base, _, files in os.walk(os.path.join(root, d)):
+        for base, dirs, files in os.walk(os.path.join(root, d)):
+            dirs[:] = sorted(x for x in dirs if x != "node_modules")  # npm's, not ours
             for f in sorted(files):
                 if f.endswith((".c", ".h")):
                     yield os.path.join(base, f)
