@@ -81,10 +81,11 @@ json_t *sw_status_failure(int code, const char *message, const sw_kind *kind, co
  * valid, SW_EFORBIDDEN for anything but its own build (buildauth.c). */
 int sw_api_build_token_check(sw_api *api, const char *token, const char *method, const char *path);
 /* A BuildConfig webhook call, POST .../namespaces/<ns>/buildconfigs/<bc>/webhooks/<secret>/<type>
- * (the shape checked by the caller), judged from its path alone before any body is read: 0
- * when the secret opens a trigger of that type, else SW_EUNAUTHORIZED, the same answer for a
- * wrong secret, a wrong type and a BuildConfig or namespace that does not exist. */
-int sw_api_webhook_check(sw_api *api, const char *path);
+ * (the path split by the caller), judged before any body is read: 0 when the secret opens a
+ * trigger of that type, else SW_EUNAUTHORIZED, the same answer for a wrong secret, a wrong
+ * type and a BuildConfig or namespace that does not exist. */
+int sw_api_webhook_check(sw_api *api, const char *ns, const char *bc, const char *secret,
+                         const char *type);
 
 /* Store access for code outside a request (notification worker, embedded controllers). */
 sw_objects *sw_api_objects_new(sw_api *api);

@@ -45,24 +45,11 @@ int sw_api_build_token_check(sw_api *api, const char *token, const char *method,
                         ns, name);
 }
 
-int sw_api_webhook_check(sw_api *api, const char *path)
+int sw_api_webhook_check(sw_api *api, const char *ns, const char *bc, const char *secret,
+                         const char *type)
 {
-    static const char prefix[] = "/apis/build.openshift.io/v1/namespaces/";
-    char part[6][256];
-    const char *p = sw_str_prefix(path, prefix) ? path + sizeof(prefix) - 1 : NULL;
-    for (size_t i = 0; p && i < 6; i++) {
-        size_t len = strcspn(p, "/");
-        if (len == 0 || len >= sizeof(part[i]))
-            return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
-        memcpy(part[i], p, len);
-        part[i][len] = '\0';
-        p = p[len] ? p + len + 1 : NULL;
-        if (!p && i < 5)
-            return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
-    }
-    /* part: ns, "buildconfigs", bc, "webhooks", secret, type */
     sw_objects *o = sw_api_objects_new(api);
-    bool ok = sw_build_webhook_allowed(o, part[0], part[2], part[4], part[5]);
+    bool ok = sw_build_webhook_allowed(o, ns, bc, secret, type);
     sw_api_objects_free(o);
     return ok ? 0 : sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
 }

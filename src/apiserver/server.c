@@ -130,7 +130,12 @@ static const char *header_cb(void *conn, const char *key)
  * path is the credential (checked by the handler; 401 when wrong), as OpenShift's webhook URLs
  * are meant to be used. The path must have exactly that shape: a BuildConfig named "webhooks"
  * or a namespace named "buildconfigs" must not open other subresources to anonymous callers. */
-static bool is_webhook(const char *method, const char *path)
+typedef struct webhook_ref {
+    char part[6][256]; /* ns, "buildconfigs", bc, "webhooks", secret, type */
+} webhook_ref;
+
+/* Whether method and path are a webhook call; its segments go to *out (may be NULL). */
+static bool is_webhook(const char *method, const char *path, webhook_ref *out)
 {
     static const char prefix[] = "/apis/build.openshift.io/v1/namespaces/";
     static const char *const shape[] = {NULL, "buildconfigs", NULL, "webhooks", NULL, NULL};
@@ -145,6 +150,12 @@ static bool is_webhook(const char *method, const char *path)
             return false;
         if (shape[i] && (strlen(shape[i]) != len || strncmp(p, shape[i], len)))
             return false;
+        if (out && len >= sizeof(out->part[i]))
+            return false;
+        if (out) {
+            memcpy(out->part[i], p, len);
+            out->part[i][len] = '\0';
+        }
         p = end ? end + 1 : p + len;
     }
     return true;
@@ -165,27 +176,34 @@ static bool health_path(const char *url)
     return false;
 }
 
-/* From the request's headers and path alone, before any of its body is read: 1 when a
- * credential vouches for it (a token, a client certificate, a webhook secret, the registry's
- * notification token; or --insecure-anonymous), 0 for a path anyone may call (health,
- * /version), else SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
+/* What authenticate() found: a path anyone may call, a credential that opens its one path (a
+ * webhook secret, the registry's notification token), or one that makes the caller a user
+ * (a token, a client certificate; or --insecure-anonymous). */
+enum { AUTH_NONE = 0, AUTH_PATH = 1, AUTH_USER = 2 };
+
+/* From the request's headers and path alone, before any of its body is read: AUTH_*, else
+ * SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
 static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
                         const char *path, char *user, size_t usern)
 {
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    webhook_ref hook;
     sw_strlcpy(user, "system:anonymous", usern);
     if (s->opts.anonymous)
-        return 1;
+        return AUTH_USER;
     if (health_path(path) || !strcmp(path, "/version"))
-        return 0;
-    if (is_webhook(method, path)) {
+        return AUTH_NONE;
+    if (is_webhook(method, path, &hook)) {
         sw_strlcpy(user, "system:webhook", usern);
-        return sw_api_webhook_check(s->api, path) < 0 ? SW_EUNAUTHORIZED : 1;
+        return sw_api_webhook_check(s->api, hook.part[0], hook.part[2], hook.part[4],
+                                    hook.part[5]) < 0
+                   ? SW_EUNAUTHORIZED
+                   : AUTH_PATH;
     }
     if (sw_notify_matches(path)) {
         sw_strlcpy(user, "system:registry", usern);
         return sw_notify_authorized(s->api->notifier, h)
-                   ? 1
+                   ? AUTH_PATH
                    : sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     }
     if (!h && s->opts.client_ca) {
@@ -198,7 +216,7 @@ static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char
                                          sizeof(groups));
         if (error == 0) {
             sw_strlcpy(user, cn, usern);
-            return 1;
+            return AUTH_USER;
         }
         return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     }
@@ -208,12 +226,12 @@ static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char
     size_t n = strlen(s->opts.token);
     if (strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0) {
         sw_strlcpy(user, "slipway-admin", usern);
-        return 1;
+        return AUTH_USER;
     }
     if (sw_str_prefix(tok, "swb1.")) {
         sw_strlcpy(user, "system:build", usern);
         int error = sw_api_build_token_check(s->api, tok, method, path);
-        return error < 0 ? error : 1;
+        return error < 0 ? error : AUTH_USER;
     }
     return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
 }
@@ -544,8 +562,7 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
      * without a valid credential gets its 401 at once and the body is never taken in. */
     int auth = authenticate(s, conn, method, url, cc->user, sizeof(cc->user));
     /* a webhook secret or the registry's token opens one path, not a claim on connections */
-    bool trusted = auth > 0 && !is_webhook(method, url) && !sw_notify_matches(url);
-    sw_connlimit_request(s->limit, limit_entry(conn), trusted);
+    sw_connlimit_request(s->limit, limit_entry(conn), auth == AUTH_USER);
     if (auth < 0)
         return reject_early(s, conn, method, url, cc, auth, sw_error_msg());
     const char *nul = NULL;
@@ -555,7 +572,7 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
         snprintf(msg, sizeof(msg), "query parameter %.64s: a NUL byte (%%00) is not allowed", nul);
         return reject_early(s, conn, method, url, cc, SW_EBADREQUEST, msg);
     }
-    size_t cap = auth > 0 ? SW_API_MAX_BODY : MAX_ANONYMOUS_BODY;
+    size_t cap = auth == AUTH_NONE ? MAX_ANONYMOUS_BODY : SW_API_MAX_BODY;
     sw_buf_init(&cc->body, cap);
     start_upload(s, cc, method, url);
     /* a body that says it is too large is refused before it is sent */

@@ -207,6 +207,16 @@ static bool ignored(int argc, char **argv, int *i)
     return false;
 }
 
+/* --NAME V: an integer from min to max (unit names it in the message). 0 or SW_EINVALID. */
+static int range_flag(const char *name, const char *v, int64_t min, int64_t max, const char *unit,
+                      int64_t *out)
+{
+    if (sw_str_to_i64(v, out) < 0 || *out < min || *out > max)
+        return sw_error_set(SW_EINVALID, "%s: expected %lld to %lld%s", name, (long long)min,
+                            (long long)max, unit);
+    return 0;
+}
+
 static int parse_flags(int argc, char **argv, server_flags *f)
 {
     const char *v;
@@ -307,36 +317,29 @@ static int parse_flags(int argc, char **argv, server_flags *f)
                 return sw_error_set(SW_EINVALID, "--store-sync: expected full or normal");
             f->sync_full = !strcmp(v, "full");
         } else if ((v = flag_value(argc, argv, &i, "--compact-interval"))) {
-            if (sw_str_to_i64(v, &f->compact_interval) < 0 || f->compact_interval < 0 ||
-                f->compact_interval > 31536000)
-                return sw_error_set(SW_EINVALID,
-                                    "--compact-interval: expected 0 to 31536000 seconds");
+            if (range_flag("--compact-interval", v, 0, 31536000, " seconds", &f->compact_interval) <
+                0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--idle-timeout"))) {
-            if (sw_str_to_i64(v, &f->idle_timeout) < 0 || f->idle_timeout < 0 ||
-                f->idle_timeout > 86400)
-                return sw_error_set(SW_EINVALID, "--idle-timeout: expected 0 to 86400 seconds");
+            if (range_flag("--idle-timeout", v, 0, 86400, " seconds", &f->idle_timeout) < 0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--request-header-timeout"))) {
-            if (sw_str_to_i64(v, &f->header_timeout) < 0 || f->header_timeout < 0 ||
-                f->header_timeout > 3600)
-                return sw_error_set(SW_EINVALID,
-                                    "--request-header-timeout: expected 0 to 3600 seconds");
+            if (range_flag("--request-header-timeout", v, 0, 3600, " seconds", &f->header_timeout) <
+                0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--max-connections"))) {
-            if (sw_str_to_i64(v, &f->max_connections) < 0 || f->max_connections < 1 ||
-                f->max_connections > 20000)
-                return sw_error_set(SW_EINVALID, "--max-connections: expected 1 to 20000");
+            if (range_flag("--max-connections", v, 1, 20000, "", &f->max_connections) < 0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--max-connections-per-address"))) {
-            if (sw_str_to_i64(v, &f->max_per_address) < 0 || f->max_per_address < 1 ||
-                f->max_per_address > 20000)
-                return sw_error_set(SW_EINVALID,
-                                    "--max-connections-per-address: expected 1 to 20000");
+            if (range_flag("--max-connections-per-address", v, 1, 20000, "", &f->max_per_address) <
+                0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--max-body-memory"))) {
-            if (sw_str_to_i64(v, &f->body_memory_mib) < 0 || f->body_memory_mib < 4 ||
-                f->body_memory_mib > 1048576)
-                return sw_error_set(SW_EINVALID, "--max-body-memory: expected 4 to 1048576 MiB");
+            if (range_flag("--max-body-memory", v, 4, 1048576, " MiB", &f->body_memory_mib) < 0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--watch-cache-memory"))) {
-            if (sw_str_to_i64(v, &f->watch_cache_mib) < 0 || f->watch_cache_mib < 1 ||
-                f->watch_cache_mib > 1048576)
-                return sw_error_set(SW_EINVALID, "--watch-cache-memory: expected 1 to 1048576 MiB");
+            if (range_flag("--watch-cache-memory", v, 1, 1048576, " MiB", &f->watch_cache_mib) < 0)
+                return SW_EINVALID;
         } else if ((v = flag_value(argc, argv, &i, "--compact-keep"))) {
             if (sw_str_to_i64(v, &f->compact_keep) < 0 || f->compact_keep < 1)
                 return sw_error_set(SW_EINVALID, "--compact-keep: expected a positive count");

@@ -4,6 +4,8 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Scans for nesting depth outside strings; jansson's own limit is 2048, far too deep for us. */
@@ -33,31 +35,17 @@ static int check_depth(const char *data, size_t len, int max_depth)
     return 0;
 }
 
-int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t **out)
+/* The one parser behind both entry points: duplicate keys are refused (strict), or taken with
+ * the first one described in warning (warning != NULL), or taken silently. */
+static int parse(const char *data, size_t len, int max_depth, bool strict, json_t **out,
+                 char *warning, size_t n)
 {
     json_error_t jerr;
     int error = check_depth(data, len, max_depth);
     if (error < 0)
         return error;
-    size_t jflags = (flags & SW_JSON_STRICT_DUPLICATES) ? JSON_REJECT_DUPLICATES : 0;
-    json_t *j = json_loadb(data, len, jflags, &jerr);
-    if (!j)
-        return sw_error_set(SW_EBADREQUEST, "invalid JSON at line %d column %d: %s", jerr.line,
-                            jerr.column, jerr.text);
-    *out = j;
-    return 0;
-}
-
-int sw_json_parse_warn(const char *data, size_t len, int max_depth, json_t **out, char *warning,
-                       size_t n)
-{
-    json_error_t jerr;
-    warning[0] = '\0';
-    int error = check_depth(data, len, max_depth);
-    if (error < 0)
-        return error;
-    json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!j && json_error_code(&jerr) == json_error_duplicate_key) {
+    json_t *j = json_loadb(data, len, strict || warning ? JSON_REJECT_DUPLICATES : 0, &jerr);
+    if (!j && warning && json_error_code(&jerr) == json_error_duplicate_key) {
         snprintf(warning, n, "%s at line %d column %d", jerr.text, jerr.line, jerr.column);
         j = json_loadb(data, len, 0, &jerr);
     }
@@ -66,6 +54,18 @@ int sw_json_parse_warn(const char *data, size_t len, int max_depth, json_t **out
                             jerr.column, jerr.text);
     *out = j;
     return 0;
+}
+
+int sw_json_parse(const char *data, size_t len, int max_depth, int flags, json_t **out)
+{
+    return parse(data, len, max_depth, flags & SW_JSON_STRICT_DUPLICATES, out, NULL, 0);
+}
+
+int sw_json_parse_warn(const char *data, size_t len, int max_depth, json_t **out, char *warning,
+                       size_t n)
+{
+    warning[0] = '\0';
+    return parse(data, len, max_depth, false, out, warning, n);
 }
 
 int sw_json_depth(const json_t *v, int limit)
