@@ -3,6 +3,7 @@
 #ifndef SW_API_H
 #define SW_API_H
 
+#include "apiserver/authz.h"
 #include "kinds/kind.h"
 #include "store/store.h"
 #include "util/buf.h"
@@ -20,8 +21,10 @@ typedef struct sw_nscache sw_nscache;
 typedef struct sw_api {
     sw_store *store;
     sw_watchcache *cache;
-    sw_nscache *nscache;   /* namespaces in memory; NULL: read them from the store */
-    sw_notifier *notifier; /* registry notifications; NULL when not configured */
+    sw_nscache *nscache;     /* namespaces in memory; NULL: read them from the store */
+    sw_notifier *notifier;   /* registry notifications; NULL when not configured */
+    sw_authz *authz;         /* RBAC; NULL: every authenticated request is allowed */
+    const char *admin_token; /* the admin kubeconfig's token (system:masters) */
     sw_kind_ctx kctx;
     char listen_addr[128]; /* host:port clients reach us at */
 } sw_api;
@@ -48,6 +51,7 @@ typedef struct sw_request {
     const char *(*query)(void *conn, const char *key);
     const char *(*header)(void *conn, const char *key); /* may be NULL */
     void *conn;
+    const sw_user *user; /* who sent it, or NULL (a path anyone may call) */
 } sw_request;
 
 typedef struct sw_response {
@@ -87,6 +91,13 @@ int sw_api_build_token_check(sw_api *api, const char *token, const char *method,
 int sw_api_webhook_check(sw_api *api, const char *ns, const char *bc, const char *secret,
                          const char *type);
 
+/* A bearer token's user (review.c): the admin token (system:masters) or a ServiceAccount
+ * token that carries one of audiences (none given: the API server's) and whose ServiceAccount
+ * still exists; audience (may be NULL) gets the one it matched. SW_EUNAUTHORIZED with the
+ * reason set, SW_EUNAVAILABLE when the store cannot say. */
+int sw_api_token_user(sw_api *api, const char *token, const char *const *audiences,
+                      size_t naudiences, sw_user *u, char *audience, size_t audn);
+
 /* Store access for code outside a request (notification worker, embedded controllers). */
 sw_objects *sw_api_objects_new(sw_api *api);
 void sw_api_objects_free(sw_objects *o);
@@ -102,6 +113,8 @@ bool sw_discovery_matches(const char *path);
 bool sw_openapi_matches(const char *path);
 
 int sw_api_bootstrap(sw_api *api);
+/* The bootstrap ClusterRoles and ClusterRoleBindings (rbacpolicy.c). */
+int sw_rbac_bootstrap(sw_api *api);
 
 /* Object helpers shared by rest.c, watch.c and table.c. */
 /* Store key of an object: /<group|core>/<plural>/[<ns>/]<name>; prefix when name is NULL. Keys

@@ -1,6 +1,6 @@
 /* bootstrap: objects that exist from the first start, as on a Kubernetes cluster: the default,
- * kube-system and kube-public namespaces; and the kinds of the stored CRDs, registered before
- * the server serves. */
+ * kube-system and kube-public namespaces; the bootstrap RBAC policy (rbacpolicy.c); and the kinds
+ * of the stored CRDs, registered before the server serves. */
 #include "apiserver/api.h"
 
 #include "apiserver/object.h"
@@ -37,6 +37,9 @@ int sw_api_bootstrap(sw_api *api)
         if (error < 0 && error != SW_EEXISTS)
             return error;
     }
+    int error = sw_rbac_bootstrap(api);
+    if (error < 0)
+        return error;
     sw_objects *o = sw_api_objects_new(api);
     sw_crd_register_all(&api->kctx, o);
     sw_api_objects_free(o);

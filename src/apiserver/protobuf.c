@@ -1,7 +1,8 @@
 /* protobuf: Kubernetes protobuf request bodies to JSON (see protobuf.h).
  * The wire reader is a cursor over [p, end): every length is checked against the bytes left
  * before it is used, and nested messages are only entered where a schema says so, with a depth
- * bound. Field numbers are those of k8s.io/api core/v1 and coordination/v1 generated.proto and
+ * bound. Field numbers are those of k8s.io/api core/v1, coordination/v1, apps/v1, batch/v1,
+ * rbac/v1, authentication/v1 and authorization/v1 generated.proto and
  * k8s.io/apimachinery meta/v1 and runtime generated.proto. */
 #include "apiserver/protobuf.h"
 
@@ -510,6 +511,117 @@ static const pb_field cronjob_f[] = {
 };
 STRICT(cronjob, cronjob_f, "CronJob");
 
+/* rbac.authorization.k8s.io/v1 and the authentication/authorization reviews */
+static const pb_field policy_rule_f[] = {
+    {1, "verbs", T_STRINGS, 0, NULL},           {2, "apiGroups", T_STRINGS, 0, NULL},
+    {3, "resources", T_STRINGS, 0, NULL},       {4, "resourceNames", T_STRINGS, 0, NULL},
+    {5, "nonResourceURLs", T_STRINGS, 0, NULL},
+};
+STRICT(policy_rule, policy_rule_f, "PolicyRule");
+
+static const pb_field aggregation_rule_f[] = {
+    {1, "clusterRoleSelectors", T_MESSAGES, 0, &selector},
+};
+STRICT(aggregation_rule, aggregation_rule_f, "AggregationRule");
+
+static const pb_field role_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "rules", T_MESSAGES, 0, &policy_rule},
+    {3, "aggregationRule", T_MESSAGE, 0, &aggregation_rule},
+};
+STRICT(role, role_f, "Role");
+
+static const pb_field subject_f[] = {
+    {1, "kind", T_STRING, 0, NULL},
+    {2, "apiGroup", T_STRING, 0, NULL},
+    {3, "name", T_STRING, 0, NULL},
+    {4, "namespace", T_STRING, 0, NULL},
+};
+STRICT(subject, subject_f, "Subject");
+
+static const pb_field role_ref_f[] = {
+    {1, "apiGroup", T_STRING, 0, NULL},
+    {2, "kind", T_STRING, 0, NULL},
+    {3, "name", T_STRING, 0, NULL},
+};
+STRICT(role_ref, role_ref_f, "RoleRef");
+
+static const pb_field role_binding_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "subjects", T_MESSAGES, 0, &subject},
+    {3, "roleRef", T_MESSAGE, 0, &role_ref},
+};
+STRICT(role_binding, role_binding_f, "RoleBinding");
+
+static const pb_field bound_ref_f[] = {
+    {1, "kind", T_STRING, 0, NULL},
+    {2, "apiVersion", T_STRING, 0, NULL},
+    {3, "name", T_STRING, 0, NULL},
+    {4, "uid", T_STRING, 0, NULL},
+};
+STRICT(bound_ref, bound_ref_f, "BoundObjectReference");
+
+static const pb_field token_request_spec_f[] = {
+    {1, "audiences", T_STRINGS, 0, NULL},
+    {3, "boundObjectRef", T_MESSAGE, 0, &bound_ref},
+    {4, "expirationSeconds", T_INT64, F_KEEP_ZERO, NULL},
+};
+STRICT(token_request_spec, token_request_spec_f, "TokenRequestSpec");
+
+static const pb_field token_review_spec_f[] = {
+    {1, "token", T_STRING, 0, NULL},
+    {2, "audiences", T_STRINGS, 0, NULL},
+};
+STRICT(token_review_spec, token_review_spec_f, "TokenReviewSpec");
+
+static const pb_field resource_attributes_f[] = {
+    {1, "namespace", T_STRING, 0, NULL},
+    {2, "verb", T_STRING, 0, NULL},
+    {3, "group", T_STRING, 0, NULL},
+    {4, "version", T_STRING, 0, NULL},
+    {5, "resource", T_STRING, 0, NULL},
+    {6, "subresource", T_STRING, 0, NULL},
+    {7, "name", T_STRING, 0, NULL},
+    {8, "fieldSelector", T_MESSAGE, 0, &ignored},
+    {9, "labelSelector", T_MESSAGE, 0, &ignored},
+};
+STRICT(resource_attributes, resource_attributes_f, "ResourceAttributes");
+
+static const pb_field non_resource_attributes_f[] = {
+    {1, "path", T_STRING, 0, NULL},
+    {2, "verb", T_STRING, 0, NULL},
+};
+STRICT(non_resource_attributes, non_resource_attributes_f, "NonResourceAttributes");
+
+static const pb_field access_review_spec_f[] = {
+    {1, "resourceAttributes", T_MESSAGE, 0, &resource_attributes},
+    {2, "nonResourceAttributes", T_MESSAGE, 0, &non_resource_attributes},
+};
+STRICT(access_review_spec, access_review_spec_f, "SelfSubjectAccessReviewSpec");
+
+static const pb_field rules_review_spec_f[] = {
+    {1, "namespace", T_STRING, 0, NULL},
+};
+STRICT(rules_review_spec, rules_review_spec_f, "SelfSubjectRulesReviewSpec");
+
+#define REVIEW(var, spec, name)                                                                    \
+    static const pb_field var##_f[] = {                                                            \
+        {1, "metadata", T_MESSAGE, 0, &object_meta},                                               \
+        {2, "spec", T_MESSAGE, 0, &spec},                                                          \
+        {3, "status", T_MESSAGE, 0, &ignored},                                                     \
+    };                                                                                             \
+    STRICT(var, var##_f, name)
+REVIEW(token_request, token_request_spec, "TokenRequest");
+REVIEW(token_review, token_review_spec, "TokenReview");
+REVIEW(access_review, access_review_spec, "SelfSubjectAccessReview");
+REVIEW(rules_review, rules_review_spec, "SelfSubjectRulesReview");
+
+static const pb_field self_subject_review_f[] = {
+    {1, "metadata", T_MESSAGE, 0, &object_meta},
+    {2, "status", T_MESSAGE, 0, &ignored},
+};
+STRICT(self_subject_review, self_subject_review_f, "SelfSubjectReview");
+
 typedef struct pb_kind {
     const char *api_version; /* NULL: any (DeleteOptions is registered in every group) */
     const char *kind;
@@ -526,6 +638,15 @@ static const pb_kind kinds[] = {
     {"apps/v1", "Deployment", &deployment},
     {"batch/v1", "Job", &job},
     {"batch/v1", "CronJob", &cronjob},
+    {"rbac.authorization.k8s.io/v1", "Role", &role},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", &role},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding},
+    {"authentication.k8s.io/v1", "TokenRequest", &token_request},
+    {"authentication.k8s.io/v1", "TokenReview", &token_review},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", &self_subject_review},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &access_review},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &rules_review},
     {NULL, "DeleteOptions", &delete_options},
 };
 
@@ -893,7 +1014,9 @@ static int unsupported_kind(const pb_unknown *u)
                         "protobuf request bodies are not supported for %.*s %.*s (supported: v1 "
                         "Secret, ConfigMap, Namespace, ServiceAccount, Event, "
                         "coordination.k8s.io/v1 Lease, apps/v1 Deployment, batch/v1 Job and "
-                        "CronJob, DeleteOptions); send application/json",
+                        "CronJob, the rbac.authorization.k8s.io/v1 kinds, TokenRequest and the "
+                        "authentication/authorization reviews, DeleteOptions); send "
+                        "application/json",
                         view_printable(&u->api_version), (const char *)u->api_version.p,
                         view_printable(&u->kind), (const char *)u->kind.p);
 }

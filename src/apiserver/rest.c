@@ -670,6 +670,26 @@ static const char *verb_of(const sw_request *req, const sw_route *rt)
 
 static void handle_routed(sw_api *api, const sw_request *req, sw_route rt, sw_response *resp);
 
+/* A write of an RBAC object may not grant more than its writer holds (authz.h). A body that
+ * does not parse is left to the write pipeline to refuse. */
+static int check_grant(sw_api *api, const sw_request *req, const sw_route *rt)
+{
+    const char *m = req->method;
+    if (!api->authz || !req->user || strcmp(rt->kind->group, "rbac.authorization.k8s.io") ||
+        (strcmp(m, "POST") && strcmp(m, "PUT") && strcmp(m, "PATCH")) || rt->sub[0])
+        return 0;
+    json_t *obj = NULL;
+    if (strcmp(m, "PATCH") &&
+        sw_json_parse(req->body, req->body_len, SW_JSON_MAX_DEPTH, 0, &obj) < 0)
+        return 0;
+    if (!obj)
+        obj = json_pack("{s:{s:s}}", "metadata", "name", rt->name);
+    int error = sw_authz_check_grant(api->authz, req->user, m, rt->kind->kind,
+                                     rt->has_ns ? rt->ns : NULL, obj);
+    json_decref(obj);
+    return error;
+}
+
 void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
 {
     sw_route rt;
@@ -682,7 +702,12 @@ void sw_rest_handle(sw_api *api, const sw_request *req, sw_response *resp)
     sw_strlcpy(resp->group, rt.kind->group, sizeof(resp->group));
     sw_strlcpy(resp->resource, rt.kind->plural, sizeof(resp->resource));
     sw_strlcpy(resp->subresource, rt.sub, sizeof(resp->subresource));
-    handle_routed(api, req, rt, resp);
+    if (sw_review_kind(rt.kind))
+        sw_review_handle(api, req, &rt, resp);
+    else if (check_grant(api, req, &rt) < 0)
+        sw_rest_fail(resp, SW_EFORBIDDEN, &rt);
+    else
+        handle_routed(api, req, rt, resp);
     sw_kind_release(rt.kind); /* a watch took its own reference */
 }
 

@@ -67,6 +67,10 @@ void sw_rest_subresource(sw_api *api, const sw_request *req, const sw_route *rt,
 /* Serves a virtual kind through its sw_virtual_ops. */
 void sw_rest_virtual(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 
+/* The authentication.k8s.io / authorization.k8s.io reviews (review.c). */
+bool sw_review_kind(const sw_kind *k);
+void sw_review_handle(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
+
 void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_response *resp);
 
 #endif

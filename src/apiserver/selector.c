@@ -7,6 +7,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/str.h"
 
 #include <inttypes.h>
@@ -594,6 +595,48 @@ bool sw_selector_match_labels(const sw_selector *sel, const json_t *labels)
     for (size_t i = 0; i < sel->n; i++) {
         const json_t *v = json_is_object(labels) ? json_object_get(labels, sel->reqs[i].key) : NULL;
         if (!req_match(&sel->reqs[i], json_string_value(v)))
+            return false;
+    }
+    return true;
+}
+
+static bool in_values(const json_t *values, const char *v)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(values, i,
+                       x) if (json_is_string(x) && !strcmp(json_string_value(x), v)) return true;
+    return false;
+}
+
+bool sw_label_selector_match(const json_t *selector, const json_t *labels)
+{
+    const char *k;
+    const json_t *v;
+    if (!json_is_object(selector))
+        return false;
+    json_object_foreach((json_t *)json_object_get(selector, "matchLabels"), k, v)
+    {
+        const json_t *have = json_is_object(labels) ? json_object_get(labels, k) : NULL;
+        if (!json_is_string(v) || !sw_json_same(have, v))
+            return false;
+    }
+    size_t i;
+    json_array_foreach(json_object_get(selector, "matchExpressions"), i, v)
+    {
+        const char *key = json_string_value(json_object_get(v, "key"));
+        const char *op = json_string_value(json_object_get(v, "operator"));
+        const json_t *values = json_object_get(v, "values");
+        const json_t *have = key && json_is_object(labels) ? json_object_get(labels, key) : NULL;
+        const char *hv = json_string_value(have);
+        if (!key || !op)
+            return false;
+        bool ok = !strcmp(op, "In")             ? hv && in_values(values, hv)
+                  : !strcmp(op, "NotIn")        ? !hv || !in_values(values, hv)
+                  : !strcmp(op, "Exists")       ? hv != NULL
+                  : !strcmp(op, "DoesNotExist") ? hv == NULL
+                                                : false;
+        if (!ok)
             return false;
     }
     return true;

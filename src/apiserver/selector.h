@@ -29,6 +29,10 @@ int sw_selector_parse_fields(const char *s, const char *const *allowed, sw_selec
 /* Label match against a metadata.labels object (NULL or non-object = no labels).
  * A NULL selector matches everything. */
 bool sw_selector_match_labels(const sw_selector *sel, const json_t *labels);
+/* A metav1.LabelSelector object ({matchLabels, matchExpressions with In, NotIn, Exists,
+ * DoesNotExist}) against a metadata.labels object. An empty selector matches everything; a
+ * malformed one (an unknown operator, a value that is not a string) matches nothing. */
+bool sw_label_selector_match(const json_t *selector, const json_t *labels);
 /* Field match against the whole object: each field is a dotted path whose value is its string,
  * an integer or boolean rendered as text, or "" when missing (or any other type). */
 bool sw_selector_match_fields(const sw_selector *sel, const json_t *obj);

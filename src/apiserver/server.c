@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,7 +62,8 @@ typedef struct conn_ctx {
     bool answered;    /* reject_early replied from the headers */
     bool over_budget; /* the bodies in flight together hold all the server allows */
     uint64_t held;    /* what this body adds to body_bytes */
-    char user[256];   /* who the request authenticated as, for the log */
+    sw_user user;     /* who the request authenticated as */
+    bool rbac;        /* the authorizer judged it */
 } conn_ctx;
 
 /* Binary build uploads are streamed to <data dir>/uploads, never held in memory. Only called
@@ -182,58 +182,69 @@ static bool health_path(const char *url)
 enum { AUTH_NONE = 0, AUTH_PATH = 1, AUTH_USER = 2 };
 
 /* From the request's headers and path alone, before any of its body is read: AUTH_*, else
- * SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. */
+ * SW_EUNAUTHORIZED / SW_EFORBIDDEN with the message set. *rbac: whether the authorizer judges
+ * what the user asks (not for build tokens, whose scope buildauth.c checked, nor for paths a
+ * credential opens). */
 static int authenticate(sw_apiserver *s, struct MHD_Connection *conn, const char *method,
-                        const char *path, char *user, size_t usern)
+                        const char *path, sw_user *u, bool *rbac)
 {
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     webhook_ref hook;
-    sw_strlcpy(user, "system:anonymous", usern);
-    if (s->opts.anonymous)
+    sw_user_init(u, "system:anonymous");
+    *rbac = false;
+    if (s->opts.anonymous) {
+        sw_user_add_group(u, "system:unauthenticated");
         return AUTH_USER;
+    }
     if (health_path(path) || !strcmp(path, "/version"))
         return AUTH_NONE;
     if (is_webhook(method, path, &hook)) {
-        sw_strlcpy(user, "system:webhook", usern);
+        sw_user_init(u, "system:webhook");
         return sw_api_webhook_check(s->api, hook.part[0], hook.part[2], hook.part[4],
                                     hook.part[5]) < 0
                    ? SW_EUNAUTHORIZED
                    : AUTH_PATH;
     }
     if (sw_notify_matches(path)) {
-        sw_strlcpy(user, "system:registry", usern);
+        sw_user_init(u, "system:registry");
         return sw_notify_authorized(s->api->notifier, h)
                    ? AUTH_PATH
                    : sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     }
     if (!h && s->opts.client_ca) {
-        /* a client certificate the client CA signed: every such user may do everything, as
-         * the token holder may (slipway has no RBAC; docs/envtest.md) */
+        /* a client certificate the client CA signed: CN is the user, each O a group */
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
         char cn[256], groups[1024];
-        int error = sw_tls_peer_identity(ci ? ci->tls_session : NULL, cn, sizeof(cn), groups,
-                                         sizeof(groups));
-        if (error == 0) {
-            sw_strlcpy(user, cn, usern);
-            return AUTH_USER;
+        if (sw_tls_peer_identity(ci ? ci->tls_session : NULL, cn, sizeof(cn), groups,
+                                 sizeof(groups)) < 0)
+            return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+        sw_user_init(u, cn);
+        for (char *g = groups, *next; *g; g = next) {
+            next = g + strcspn(g, ",");
+            if (*next)
+                *next++ = '\0';
+            sw_user_add_group(u, g);
         }
-        return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+        sw_user_add_group(u, "system:authenticated");
+        *rbac = true;
+        return AUTH_USER;
     }
     if (!h || strncmp(h, "Bearer ", 7))
         return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
     const char *tok = h + 7;
-    size_t n = strlen(s->opts.token);
-    if (strlen(tok) == n && CRYPTO_memcmp(tok, s->opts.token, n) == 0) {
-        sw_strlcpy(user, "slipway-admin", usern);
-        return AUTH_USER;
-    }
     if (sw_str_prefix(tok, "swb1.")) {
-        sw_strlcpy(user, "system:build", usern);
+        sw_user_init(u, "system:build");
         int error = sw_api_build_token_check(s->api, tok, method, path);
         return error < 0 ? error : AUTH_USER;
     }
-    return sw_error_set(SW_EUNAUTHORIZED, "Unauthorized");
+    int error = sw_api_token_user(s->api, tok, NULL, 0, u, NULL, 0);
+    if (error == SW_EUNAUTHORIZED) /* why stays in the server's log, as kube-apiserver's */
+        sw_log(SW_LOG_INFO, "authentication failed: %s", sw_error_msg());
+    if (error < 0)
+        return error == SW_EUNAUTHORIZED ? sw_error_set(SW_EUNAUTHORIZED, "Unauthorized") : error;
+    *rbac = true;
+    return AUTH_USER;
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -334,7 +345,8 @@ static void health(sw_apiserver *s, const sw_request *req, const char *url, sw_r
     sw_buf_dispose(&lines);
 }
 
-/* /metrics: any authenticated caller may read it (a build token may not: buildauth.c). */
+/* /metrics: for whoever may get the non-resource URL /metrics (a build token may not:
+ * buildauth.c). */
 static void metrics(sw_apiserver *s, const sw_request *req, sw_response *resp)
 {
     if (strcmp(req->method, "GET")) {
@@ -393,6 +405,8 @@ static void dispatch(sw_apiserver *s, struct MHD_Connection *conn, const char *m
         .query = query_cb,
         .header = header_cb,
         .conn = conn,
+        .user = cc->rbac || s->opts.anonymous || !strcmp(cc->user.name, "system:build") ? &cc->user
+                                                                                        : NULL,
     };
     if (cc->over_budget) {
         char msg[128];
@@ -480,12 +494,12 @@ static enum MHD_Result reply(sw_apiserver *s, struct MHD_Connection *conn, const
     int64_t took = sw_time_mono_ms() - cc->start_ms;
     if (sw_log_enabled(SW_LOG_REQUEST)) {
         sw_log_request(SW_LOG_REQUEST, method, log_path(url, shown, sizeof(shown)), resp->status,
-                       took, cc->user, NULL);
+                       took, cc->user.name, NULL);
     } else if (resp->status >= 500) {
         char detail[1024];
         snprintf(detail, sizeof(detail), "%.*s", (int)resp->body.len, sw_buf_cstr(&resp->body));
         sw_log_request(SW_LOG_ERROR, method, log_path(url, shown, sizeof(shown)), resp->status,
-                       took, cc->user, detail);
+                       took, cc->user.name, detail);
     }
     count_request(s->metrics, method, resp, took);
     enum MHD_Result ret = send_response(conn, resp);
@@ -560,11 +574,23 @@ static enum MHD_Result request_begin(sw_apiserver *s, struct MHD_Connection *con
 {
     /* Authenticate on the headers, before any of the body is read or stored: a caller
      * without a valid credential gets its 401 at once and the body is never taken in. */
-    int auth = authenticate(s, conn, method, url, cc->user, sizeof(cc->user));
+    int auth = authenticate(s, conn, method, url, &cc->user, &cc->rbac);
     /* a webhook secret or the registry's token opens one path, not a claim on connections */
     sw_connlimit_request(s->limit, limit_entry(conn), auth == AUTH_USER);
     if (auth < 0)
         return reject_early(s, conn, method, url, cc, auth, sw_error_msg());
+    /* and authorized on them too: a request the user may not make is refused unread */
+    if (cc->rbac && s->api->authz) {
+        sw_authz_attrs at;
+        sw_authz_attrs_from(
+            method, url, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch"),
+            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "fieldSelector"), &at);
+        if (!sw_authz_allowed(s->api->authz, &cc->user, &at, NULL, 0)) {
+            char msg[1200];
+            sw_authz_denied_message(&cc->user, &at, msg, sizeof(msg));
+            return reject_early(s, conn, method, url, cc, SW_EFORBIDDEN, msg);
+        }
+    }
     const char *nul = NULL;
     MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, find_nul, &nul);
     if (nul) {

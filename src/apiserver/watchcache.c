@@ -230,6 +230,8 @@ static void on_event(const sw_store_event *ev, void *payload)
     sw_watchcache *c = payload;
     if (c->api->nscache)
         sw_nscache_event(c->api->nscache, ev);
+    if (c->api->authz)
+        sw_authz_event(c->api->authz, ev);
     if (ev->type == SW_STORE_GONE)
         ring_reset(c, ev->rev);
     else

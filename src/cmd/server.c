@@ -31,6 +31,7 @@ typedef struct server_flags {
     char host[64];
     uint16_t port;
     bool anonymous;
+    bool always_allow; /* --authorization-mode AlwaysAllow */
     bool plain_http;
     const char *image_registry;
     bool sync_full;
@@ -62,11 +63,10 @@ typedef struct server_flags {
 } server_flags;
 
 /* kube-apiserver flags envtest passes (crd-gc.md §1.16) that slipway accepts and does not use:
- * it keeps its own embedded store, has no Services, RBAC, ServiceAccount tokens or admission
- * plugins. */
+ * it keeps its own embedded store, has no Services or admission plugins, and signs
+ * ServiceAccount tokens with its own key. */
 static const char *const ignored_flags[] = {"--etcd-servers",
                                             "--service-cluster-ip-range",
-                                            "--authorization-mode",
                                             "--service-account-issuer",
                                             "--service-account-key-file",
                                             "--service-account-signing-key-file",
@@ -88,6 +88,9 @@ static void usage(FILE *f)
         "./slipway-data)\n"
         "  --listen HOST:PORT          address to serve on (default 127.0.0.1:6443)\n"
         "  --insecure-anonymous        accept requests without a token (loopback addresses only)\n"
+        "  --authorization-mode MODE   RBAC (default: Roles and bindings decide; the admin\n"
+        "                              kubeconfig is system:masters) or AlwaysAllow (every\n"
+        "                              authenticated request is allowed)\n"
         "  --plain-http                serve HTTP instead of HTTPS (loopback addresses only; "
         "kubectl\n"
         "                              will not send its token over it, so pair it with\n"
@@ -162,14 +165,14 @@ static void usage(FILE *f)
         "                              (generated there when absent); without --data-dir the\n"
         "                              store lives in DIR/slipway-data\n"
         "  --client-ca-file FILE       accept client certificates FILE signed (CN is the user,\n"
-        "                              O the groups); every authenticated user may do everything\n"
-        "  --etcd-servers, --service-cluster-ip-range, --authorization-mode,\n"
+        "                              O the groups); RBAC decides what they may do\n"
+        "  --etcd-servers, --service-cluster-ip-range,\n"
         "  --service-account-issuer, --service-account-key-file,\n"
         "  --service-account-signing-key-file, --disable-admission-plugins,\n"
         "  --enable-admission-plugins, --advertise-address, --feature-gates, --runtime-config\n"
         "  VALUE, --allow-privileged[=BOOL]  accepted and not used: slipway keeps its own\n"
-        "                              embedded store and has no Services, RBAC, service account\n"
-        "                              tokens or admission plugins\n");
+        "                              embedded store, has no Services or admission plugins, and\n"
+        "                              signs service account tokens with its own key\n");
 }
 
 static int parse_listen(const char *s, server_flags *f)
@@ -223,6 +226,13 @@ static int parse_flags(int argc, char **argv, server_flags *f)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--insecure-anonymous")) {
             f->anonymous = true;
+        } else if ((v = flag_value(argc, argv, &i, "--authorization-mode"))) {
+            if (strcmp(v, "RBAC") && strcmp(v, "AlwaysAllow"))
+                return sw_error_set(SW_EINVALID,
+                                    "--authorization-mode: expected RBAC or "
+                                    "AlwaysAllow, not \"%.64s\"",
+                                    v);
+            f->always_allow = !strcmp(v, "AlwaysAllow");
         } else if (!strcmp(argv[i], "--no-controllers")) {
             f->no_controllers = true;
         } else if ((v = flag_value(argc, argv, &i, "--controllers"))) {
@@ -433,7 +443,8 @@ static int write_kubeconfig(const char *dir, const server_flags *f, const char *
 
 static int run(server_flags *f)
 {
-    char dbpath[4096], token[80], build_key[80], *cert = NULL, *key = NULL, *client_ca = NULL;
+    char dbpath[4096], token[80], build_key[80], sa_key[80], *cert = NULL, *key = NULL,
+                                                             *client_ca = NULL;
     sw_store *store = NULL;
     sw_apiserver *srv = NULL;
     sw_controllers *ctrl = NULL;
@@ -450,7 +461,8 @@ static int run(server_flags *f)
         return sw_error_set(SW_ERROR, "cannot create %s: %s", f->data_dir, sw_strerror(errno));
     warn_open_dir(f->data_dir);
     if ((error = load_secret(f->data_dir, "token", token, sizeof(token))) < 0 ||
-        (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0)
+        (error = load_secret(f->data_dir, "build-token.key", build_key, sizeof(build_key))) < 0 ||
+        (error = load_secret(f->data_dir, "sa-token.key", sa_key, sizeof(sa_key))) < 0)
         return error;
     if (!f->plain_http &&
         (error = f->cert_dir
@@ -485,6 +497,9 @@ static int run(server_flags *f)
     api.kctx.data_dir = f->data_dir;
     api.kctx.build_token_key = (const unsigned char *)build_key;
     api.kctx.build_token_key_len = strlen(build_key);
+    api.kctx.sa_token_key = (const unsigned char *)sa_key;
+    api.kctx.sa_token_key_len = strlen(sa_key);
+    api.admin_token = token;
     sw_registry_opts ro = {.insecure_hosts = f->insecure, .max_per_host = (int)f->registry_conns};
     if ((error = sw_registry_new(&api.kctx.registry, &ro)) < 0)
         goto done;
@@ -493,6 +508,8 @@ static int run(server_flags *f)
         goto done;
     int64_t ns_rev = 0;
     if ((error = sw_nscache_new(&api.nscache, store, &ns_rev)) < 0)
+        goto done;
+    if (!f->always_allow && !f->anonymous && (error = sw_authz_new(&api.authz, store, ns_rev)) < 0)
         goto done;
     if ((error = sw_watchcache_new(&api.cache, &api, 8192, (size_t)f->watch_cache_mib << 20,
                                    ns_rev)) < 0)
@@ -564,6 +581,7 @@ done:
     sw_notifier_free(api.notifier);
     sw_watchcache_free(api.cache);
     sw_nscache_free(api.nscache);
+    sw_authz_free(api.authz);
     sw_registry_free(api.kctx.registry);
     sw_store_close(store);
     sw_free(cert);

@@ -397,6 +397,11 @@ static void sa_secrets(const json_t *obj, sw_buf *out)
     sw_buf_printf(out, "%zu", json_array_size(json_object_get(obj, "secrets")));
 }
 
+static const char *const sa_token_verbs[] = {"create", NULL};
+static const sw_subresource sa_subresources[] = {
+    {"token", "TokenRequest", sa_token_verbs, false, sw_sa_token_request},
+};
+
 static const sw_column sa_columns[] = {
     {"Secrets", "string", "The number of secrets", 0, sa_secrets, NULL, NULL},
 };
@@ -416,4 +421,6 @@ const sw_kind sw_kind_serviceaccount = {
     .columns = sa_columns,
     .ncolumns = 1,
     .return_deleted = true,
+    .subresources = sa_subresources,
+    .nsubresources = 1,
 };

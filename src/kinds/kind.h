@@ -29,6 +29,8 @@ typedef struct sw_kind_ctx {
     const char *data_dir;       /* the server's data directory (build logs live under it) */
     const unsigned char *build_token_key; /* HMAC key of build-scoped tokens */
     size_t build_token_key_len;
+    const unsigned char *sa_token_key; /* HMAC key of ServiceAccount tokens (satoken.c) */
+    size_t sa_token_key_len;
     bool stopping; /* the server is stopping: long waits (build log follows) end (__atomic) */
 } sw_kind_ctx;
 

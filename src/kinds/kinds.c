@@ -18,7 +18,9 @@ extern const sw_kind sw_kind_namespace, sw_kind_secret, sw_kind_configmap, sw_ki
     sw_kind_imagestreamimport, sw_kind_buildconfig, sw_kind_build, sw_kind_managedimage,
     sw_kind_pod, sw_kind_replicationcontroller, sw_kind_deployment, sw_kind_replicaset,
     sw_kind_statefulset, sw_kind_daemonset, sw_kind_controllerrevision, sw_kind_job,
-    sw_kind_cronjob, sw_kind_deploymentconfig, sw_kind_crd;
+    sw_kind_cronjob, sw_kind_deploymentconfig, sw_kind_crd, sw_kind_role, sw_kind_clusterrole,
+    sw_kind_rolebinding, sw_kind_clusterrolebinding, sw_kind_selfsubjectreview, sw_kind_tokenreview,
+    sw_kind_selfsubjectaccessreview, sw_kind_selfsubjectrulesreview;
 
 static const sw_kind *const table[] = {
     &sw_kind_namespace,
@@ -47,6 +49,14 @@ static const sw_kind *const table[] = {
     &sw_kind_managedimage,
     &sw_kind_deploymentconfig,
     &sw_kind_crd,
+    &sw_kind_role,
+    &sw_kind_clusterrole,
+    &sw_kind_rolebinding,
+    &sw_kind_clusterrolebinding,
+    &sw_kind_selfsubjectreview,
+    &sw_kind_tokenreview,
+    &sw_kind_selfsubjectaccessreview,
+    &sw_kind_selfsubjectrulesreview,
 };
 #define NKINDS (sizeof(table) / sizeof(table[0]))
 

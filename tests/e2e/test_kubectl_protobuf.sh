@@ -77,8 +77,13 @@ check_conflict_and_unsupported()
         kc create configmap c --from-literal=a=b -n default
     expect_fails "a kind slipway does not serve gets 404, as from kube-apiserver" \
         "the server could not find the requested resource" kc create priorityclass pc --value=5
-    expect_fails "kubectl create token (no TokenRequest yet): 404, not 415" \
-        "the server could not find the requested resource" kc create token default -n default
+    expect_ok "kubectl create token: a protobuf TokenRequest" kc create token sa -n default
+    expect_match "  answered with a signed token" '^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' \
+        "$OUT"
+    expect_ok "kubectl create rolebinding (protobuf)" kc create rolebinding rb -n default \
+        --clusterrole=view --serviceaccount=default:sa
+    expect_eq "  its roleRef" "ClusterRole/view" \
+        "$(jp rolebinding rb -n default '{.roleRef.kind}/{.roleRef.name}')"
 }
 
 check_raw_bad_body()
