@@ -3,6 +3,7 @@
 #include "apiserver/metrics.h"
 
 #include "util/alloc.h"
+#include "util/metric.h"
 #include "util/str.h"
 
 #include <dirent.h>
@@ -129,27 +130,12 @@ void sw_metrics_request(sw_metrics *m, const char *verb, const char *group, cons
     pthread_mutex_unlock(&m->mu);
 }
 
-/* A label value as the text format quotes it. */
-static void label(sw_buf *out, const char *name, const char *v, bool first)
-{
-    sw_buf_printf(out, "%s%s=\"", first ? "" : ",", name);
-    for (; *v; v++) {
-        if (*v == '\\' || *v == '"')
-            sw_buf_putc(out, '\\');
-        if (*v == '\n')
-            sw_buf_puts(out, "\\n");
-        else
-            sw_buf_putc(out, *v);
-    }
-    sw_buf_putc(out, '"');
-}
-
 static void labels(sw_buf *out, const series *e)
 {
-    label(out, "verb", e->verb, true);
-    label(out, "group", e->group, false);
-    label(out, "resource", e->resource, false);
-    label(out, "subresource", e->sub, false);
+    sw_metric_label(out, "verb", e->verb, true);
+    sw_metric_label(out, "group", e->group, false);
+    sw_metric_label(out, "resource", e->resource, false);
+    sw_metric_label(out, "subresource", e->sub, false);
 }
 
 static int by_labels(const void *a, const void *b)
@@ -277,5 +263,12 @@ void sw_metrics_render(sw_metrics *m, const sw_metrics_gauges *g, sw_buf *out)
                   "slipway_watch_cache_bytes %lld\n",
                   (long long)g->inflight, (long long)g->body_bytes, (long long)g->watch_events,
                   (long long)g->watch_bytes);
+    if (g->wal_bytes >= 0)
+        sw_buf_printf(out,
+                      "# HELP slipway_store_wal_bytes Size of the SQLite store's write-ahead log.\n"
+                      "# TYPE slipway_store_wal_bytes gauge\n"
+                      "slipway_store_wal_bytes %lld\n",
+                      (long long)g->wal_bytes);
     process_metrics(m, out);
+    sw_metric_render(out); /* the store's, imports', builds', work queues' */
 }

@@ -4,7 +4,8 @@
  * (a histogram with kube-apiserver's buckets; watches are counted, not timed), the gauges the
  * caller passes (requests in flight, request body bytes held, watch cache events and bytes)
  * and process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds,
- * process_start_time_seconds. Recording takes one mutex and no allocation once a series
+ * process_start_time_seconds, then util/metric.h's (store writes and compactions, imports,
+ * builds, work queues). Recording takes one mutex and no allocation once a series
  * exists; at most MAX_SERIES series are kept (later ones count under verb "other").
  * Thread-safe. */
 #ifndef SW_METRICS_H
@@ -21,6 +22,7 @@ typedef struct sw_metrics_gauges {
     int64_t body_bytes;   /* request bodies held in memory */
     int64_t watch_events; /* events in the watch cache's ring */
     int64_t watch_bytes;  /* what they hold */
+    int64_t wal_bytes;    /* the SQLite store's WAL file, or -1 (etcd) */
 } sw_metrics_gauges;
 
 sw_metrics *sw_metrics_new(void);

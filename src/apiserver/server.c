@@ -360,6 +360,11 @@ static void metrics(sw_apiserver *s, const sw_request *req, sw_response *resp)
     pthread_mutex_unlock(&s->mu);
     if (s->api->cache)
         sw_watchcache_stats(s->api->cache, &g.watch_events, &g.watch_bytes);
+    char wal[4200];
+    struct stat st;
+    snprintf(wal, sizeof(wal), "%s/state.db-wal",
+             s->api->kctx.data_dir ? s->api->kctx.data_dir : ".");
+    g.wal_bytes = stat(wal, &st) == 0 ? (int64_t)st.st_size : -1;
     resp->status = 200;
     resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
     sw_metrics_render(s->metrics, &g, &resp->body);

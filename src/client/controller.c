@@ -30,7 +30,10 @@ int sw_controller_new(sw_controller **out, const sw_controller_opts *opts)
     c->ctx = opts->ctx;
     c->nworkers = opts->workers > 0 ? opts->workers : 1;
     pthread_mutex_init(&c->mu, NULL);
-    int error = sw_workqueue_new(&c->queue, &opts->queue);
+    sw_workqueue_opts qo = opts->queue;
+    if (!qo.name)
+        qo.name = c->name; /* freed after the queue */
+    int error = sw_workqueue_new(&c->queue, &qo);
     if (error < 0) {
         sw_controller_free(c);
         return error;

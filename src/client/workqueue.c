@@ -4,6 +4,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/metric.h"
 #include "util/time.h"
 
 #include <jansson.h>
@@ -18,13 +19,42 @@ typedef struct delayed {
     char *key;     /* owned */
 } delayed;
 
+static const sw_metric_desc m_depth = {
+    "workqueue_depth", "Current depth of workqueue.", SW_METRIC_GAUGE, {"name"}, NULL, 0};
+static const sw_metric_desc m_adds = {"workqueue_adds_total",
+                                      "Total number of adds handled by workqueue.",
+                                      SW_METRIC_COUNTER,
+                                      {"name"},
+                                      NULL,
+                                      0};
+static const sw_metric_desc m_retries = {"workqueue_retries_total",
+                                         "Total number of retries handled by workqueue.",
+                                         SW_METRIC_COUNTER,
+                                         {"name"},
+                                         NULL,
+                                         0};
+static const sw_metric_desc m_queue = {
+    "workqueue_queue_duration_seconds",
+    "How long in seconds an item stays in workqueue before being requested.",
+    SW_METRIC_HISTOGRAM,
+    {"name"},
+    sw_metric_fast_buckets,
+    8};
+static const sw_metric_desc m_work = {"workqueue_work_duration_seconds",
+                                      "How long in seconds processing an item from workqueue "
+                                      "takes.",
+                                      SW_METRIC_HISTOGRAM,
+                                      {"name"},
+                                      sw_metric_fast_buckets,
+                                      8};
+
 struct sw_workqueue {
     pthread_mutex_t mu;
     pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled on add, broadcast on add_after/shutdown */
     char **ring;         /* FIFO of owned keys */
     size_t head, count, cap;
-    json_t *dirty;      /* keys queued (or to be queued at done): a set */
-    json_t *processing; /* keys handed out and not yet done: a set */
+    json_t *dirty;      /* keys queued (or to be queued at done) -> when (monotonic s) */
+    json_t *processing; /* keys handed out and not yet done -> since when */
     delayed *heap;      /* min-heap by at_ms */
     size_t nheap, capheap;
     json_t *waiting;   /* key -> earliest at_ms among its heap entries (others are stale) */
@@ -86,6 +116,24 @@ void sw_workqueue_free(sw_workqueue *q)
     sw_free(q);
 }
 
+/* ---- metrics (caller holds mu) ---- */
+
+static void depth(sw_workqueue *q)
+{
+    const char *name[] = {q->opts.name};
+    if (q->opts.name)
+        sw_metric_set(&m_depth, name, (double)q->count);
+}
+
+/* Observes the time since the stamp set[key] holds into d. */
+static void since(sw_workqueue *q, const sw_metric_desc *d, const json_t *set, const char *key)
+{
+    const char *name[] = {q->opts.name};
+    const json_t *t = json_object_get(set, key);
+    if (q->opts.name && json_is_real(t))
+        sw_metric_observe(d, name, sw_time_mono_s() - json_real_value(t));
+}
+
 /* ---- FIFO ring (caller holds mu) ---- */
 
 static void ring_push(sw_workqueue *q, char *key)
@@ -104,6 +152,7 @@ static void ring_push(sw_workqueue *q, char *key)
     }
     q->ring[(q->head + q->count) % q->cap] = key;
     q->count++;
+    depth(q);
 }
 
 static char *ring_pop(sw_workqueue *q)
@@ -111,6 +160,7 @@ static char *ring_pop(sw_workqueue *q)
     char *key = q->ring[q->head];
     q->head = (q->head + 1) % q->cap;
     q->count--;
+    depth(q);
     return key;
 }
 
@@ -119,17 +169,16 @@ static bool set_has(const json_t *set, const char *key)
     return json_object_get(set, key) != NULL;
 }
 
-static void set_add(json_t *set, const char *key)
-{
-    json_object_set_new_nocheck(set, key, json_true());
-}
-
 /* The add logic with mu held. */
 static void add_locked(sw_workqueue *q, const char *key)
 {
     if (q->shutting_down || set_has(q->dirty, key))
         return;
-    set_add(q->dirty, key);
+    json_object_set_new_nocheck(q->dirty, key, json_real(sw_time_mono_s()));
+    if (q->opts.name) {
+        const char *name[] = {q->opts.name};
+        sw_metric_add(&m_adds, name, 1);
+    }
     if (set_has(q->processing, key))
         return;
     ring_push(q, sw_strdup(key));
@@ -256,6 +305,10 @@ int64_t sw_workqueue_when(sw_workqueue *q, const char *key)
 
 void sw_workqueue_add_rate_limited(sw_workqueue *q, const char *key)
 {
+    if (q->opts.name) {
+        const char *name[] = {q->opts.name};
+        sw_metric_add(&m_retries, name, 1);
+    }
     sw_workqueue_add_after(q, key, sw_workqueue_when(q, key));
 }
 
@@ -302,8 +355,9 @@ int sw_workqueue_get(sw_workqueue *q, char **out)
         return sw_error_set(SW_EUNAVAILABLE, "work queue is shut down");
     }
     char *key = ring_pop(q);
+    since(q, &m_queue, q->dirty, key);
     json_object_del(q->dirty, key);
-    set_add(q->processing, key);
+    json_object_set_new_nocheck(q->processing, key, json_real(sw_time_mono_s()));
     pthread_mutex_unlock(&q->mu);
     *out = key;
     return 0;
@@ -312,6 +366,7 @@ int sw_workqueue_get(sw_workqueue *q, char **out)
 void sw_workqueue_done(sw_workqueue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
+    since(q, &m_work, q->processing, key);
     json_object_del(q->processing, key);
     if (set_has(q->dirty, key)) {
         ring_push(q, sw_strdup(key));

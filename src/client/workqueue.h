@@ -15,6 +15,10 @@ typedef struct sw_workqueue_opts {
     int64_t max_delay_ms;  /* per-key backoff cap; 0 means 1000 s */
     double qps;            /* overall token bucket refill rate; 0 means 10/s */
     int burst;             /* token bucket size; 0 means 100 */
+    /* client-go's workqueue metrics under this name label (workqueue_depth, _adds_total,
+     * _retries_total, _queue_duration_seconds, _work_duration_seconds); NULL: none. The
+     * string must outlive the queue. */
+    const char *name;
 } sw_workqueue_opts;
 
 /* opts may be NULL for the defaults (client-go's DefaultControllerRateLimiter). */

@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/metric.h"
 #include "util/str.h"
 #include "util/time.h"
 
@@ -318,6 +319,47 @@ static bool apply(json_t *b, const sw_build__transition *t)
     return true;
 }
 
+static const sw_metric_desc m_builds = {
+    "slipway_builds_finished_total",
+    "Builds that reached a final phase (Complete, Failed, Error, Cancelled), by phase and reason.",
+    SW_METRIC_COUNTER,
+    {"phase", "reason", "strategy"},
+    NULL,
+    0};
+static const sw_metric_desc m_build_seconds = {
+    "slipway_build_duration_seconds",
+    "Build durations in seconds (status.duration: start to completion), by final phase.",
+    SW_METRIC_HISTOGRAM,
+    {"phase"},
+    sw_metric_slow_buckets,
+    12};
+static const sw_metric_desc m_build_phases = {
+    "slipway_build_phase_transitions_total",
+    "Phases the build controller moved builds to (New -> Pending -> Running -> final).",
+    SW_METRIC_COUNTER,
+    {"phase"},
+    NULL,
+    0};
+
+/* Counts a transition the controller wrote: saved is the build as stored, from its phase
+ * before. */
+static void count_transition(const char *from, const json_t *saved)
+{
+    const char *phase = sw_build__phase(saved);
+    const char *labels[] = {phase};
+    if (sw_str_eq(from, phase))
+        return;
+    sw_metric_add(&m_build_phases, labels, 1);
+    if (!sw_build_phase_terminal(phase) || sw_build_phase_terminal(from))
+        return;
+    const char *fin[] = {phase, sw_json_str_at(saved, "status.reason") ?: "",
+                         sw_json_str_at(saved, "spec.strategy.type") ?: ""};
+    sw_metric_add(&m_builds, fin, 1);
+    int64_t ns = 0;
+    if (sw_json_int_at(saved, "status.duration", &ns))
+        sw_metric_observe(&m_build_seconds, labels, (double)ns / 1e9);
+}
+
 int sw_build__transition_apply(sw_build_controller *ctl, const json_t *build,
                                const sw_build__transition *t, json_t **out)
 {
@@ -336,6 +378,11 @@ int sw_build__transition_apply(sw_build_controller *ctl, const json_t *build,
         cur = NULL;
         if ((error = sw_client_get(ctl->client, RES_BUILDS, ns, name, &cur)) < 0)
             break;
+    }
+    if (error == 0 && saved) {
+        char from[32];
+        sw_strlcpy(from, sw_build__phase(build), sizeof(from));
+        count_transition(from, saved);
     }
     if (error < 0)
         sw_log(SW_LOG_WARN, "build %s/%s: cannot set phase %s: %s", ns, name, t->phase,

@@ -9,6 +9,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/metric.h"
 #include "util/str.h"
 #include "util/time.h"
 
@@ -236,8 +237,41 @@ static int import_index(sw_registry *r, const sw_registry_call *c, const sw_ref 
     return error;
 }
 
+static const sw_metric_desc m_imports = {
+    "slipway_image_imports_total",
+    "Image imports (one tag or digest each), by registry and result (imported, unchanged: the "
+    "registry reported the digest already known, failed).",
+    SW_METRIC_COUNTER,
+    {"registry", "result"},
+    NULL,
+    0};
+static const sw_metric_desc m_import_seconds = {
+    "slipway_image_import_duration_seconds",
+    "Image import latency in seconds, registry round trips included, by registry.",
+    SW_METRIC_HISTOGRAM,
+    {"registry"},
+    sw_metric_slow_buckets,
+    12};
+
+static void import_image(sw_registry *r, const sw_creds *creds, const sw_import_req *req,
+                         sw_import_result *out);
+
 void sw_import_image(sw_registry *r, const sw_creds *creds, const sw_import_req *req,
                      sw_import_result *out)
+{
+    double t0 = sw_time_mono_s();
+    import_image(r, creds, req, out);
+    sw_ref ref;
+    const char *labels[] = {sw_ref_parse(req->from, &ref) == 0 ? ref.registry : "invalid",
+                            out->code        ? "failed"
+                            : out->unchanged ? "unchanged"
+                                             : "imported"};
+    sw_metric_add(&m_imports, labels, 1);
+    sw_metric_observe(&m_import_seconds, labels, sw_time_mono_s() - t0);
+}
+
+static void import_image(sw_registry *r, const sw_creds *creds, const sw_import_req *req,
+                         sw_import_result *out)
 {
     sw_ref ref;
     sw_registry_call call = {.creds = creds, .insecure = req->insecure};

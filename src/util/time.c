@@ -22,6 +22,13 @@ int64_t sw_time_now_micro(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+double sw_time_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int64_t sw_time_mono_ms(void)
 {
     struct timespec ts;

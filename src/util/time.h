@@ -12,6 +12,7 @@
 int64_t sw_time_now(void);       /* seconds since the epoch */
 int64_t sw_time_now_micro(void); /* microseconds since the epoch */
 int64_t sw_time_mono_ms(void);   /* monotonic milliseconds */
+double sw_time_mono_s(void);     /* monotonic seconds, to the nanosecond (for latencies) */
 /* Sleeps ms milliseconds (signals do not cut it short). */
 void sw_time_sleep_ms(int64_t ms);
 /* CLOCK_MONOTONIC now plus ms, as an absolute deadline for pthread_cond_timedwait on a
