@@ -19,6 +19,7 @@
 #include <string.h>
 
 #define RBAC_PREFIX "/rbac.authorization.k8s.io/"
+#define SA_PREFIX "/core/serviceaccounts/"
 #define MAX_AGGREGATION_DEPTH 8
 
 struct sw_authz {
@@ -26,6 +27,7 @@ struct sw_authz {
     pthread_mutex_t mu; /* objs, gen */
     json_t *objs;       /* store key -> object */
     uint64_t gen;       /* bumped on every change of objs */
+    json_t *sa_uids;    /* "<ns>/<name>" of every ServiceAccount -> its uid */
 
     pthread_rwlock_t view_mu;
     uint64_t view_gen; /* the generation the view was built from */
@@ -144,9 +146,28 @@ void sw_authz_attrs_from(const char *method, const char *path, const char *watch
 
 /* ---- the stored objects ---- */
 
+/* Under mu: a ServiceAccount's uid by its key's "<ns>/<name>" (NULL obj: gone). */
+static void put_sa(sw_authz *a, const char *key, const json_t *obj)
+{
+    const char *id = key + strlen(SA_PREFIX);
+    const char *uid = sw_json_str_at(obj, "metadata.uid");
+    if (uid)
+        json_object_set_new(a->sa_uids, id, json_string(uid));
+    else
+        json_object_del(a->sa_uids, id);
+}
+
 static void load(sw_authz *a, const sw_kv_list *l)
 {
     for (size_t i = 0; i < l->count; i++) {
+        if (sw_str_prefix(l->items[i].key, SA_PREFIX)) {
+            json_t *sa = NULL;
+            if (sw_json_parse(l->items[i].value, l->items[i].value_len, SW_JSON_MAX_DEPTH, 0,
+                              &sa) == 0)
+                put_sa(a, l->items[i].key, sa);
+            json_decref(sa);
+            continue;
+        }
         json_t *obj = NULL;
         if (sw_json_parse(l->items[i].value, l->items[i].value_len, SW_JSON_MAX_DEPTH, 0, &obj) ==
             0)
@@ -162,11 +183,19 @@ int sw_authz_new(sw_authz **out, sw_store *store, int64_t rev)
     pthread_mutex_init(&a->mu, NULL);
     pthread_rwlock_init(&a->view_mu, NULL);
     a->objs = json_object();
+    a->sa_uids = json_object();
     sw_store_list_opts lo = {.prefix = RBAC_PREFIX, .rev = rev};
     int error = sw_store_list(store, &lo, &l);
     if (error == 0)
         load(a, &l);
     sw_kv_list_dispose(&l);
+    if (error == 0) {
+        lo.prefix = SA_PREFIX;
+        error = sw_store_list(store, &lo, &l);
+        if (error == 0)
+            load(a, &l);
+        sw_kv_list_dispose(&l);
+    }
     if (error < 0) {
         sw_authz_free(a);
         return error;
@@ -180,17 +209,33 @@ void sw_authz_event(sw_authz *a, const sw_store_event *ev)
 {
     if (ev->type == SW_STORE_GONE) {
         /* events were lost: start over from the store as it is now */
-        sw_kv_list l = {0};
-        sw_store_list_opts lo = {.prefix = RBAC_PREFIX};
+        sw_kv_list l = {0}, sl = {0};
+        sw_store_list_opts lo = {.prefix = RBAC_PREFIX}, so = {.prefix = SA_PREFIX};
         int error = sw_store_list(a->store, &lo, &l);
+        int serror = sw_store_list(a->store, &so, &sl);
         pthread_mutex_lock(&a->mu);
         if (error == 0) {
             json_object_clear(a->objs);
             load(a, &l);
         }
+        json_object_clear(a->sa_uids); /* what is not known is read from the store */
+        if (serror == 0)
+            load(a, &sl);
         a->gen++;
         pthread_mutex_unlock(&a->mu);
         sw_kv_list_dispose(&l);
+        sw_kv_list_dispose(&sl);
+        return;
+    }
+    if (sw_str_prefix(ev->key, SA_PREFIX)) {
+        json_t *sa = NULL;
+        if (ev->type != SW_STORE_DELETE &&
+            sw_json_parse(ev->value, ev->value_len, SW_JSON_MAX_DEPTH, 0, &sa) < 0)
+            sa = NULL;
+        pthread_mutex_lock(&a->mu);
+        put_sa(a, ev->key, sa);
+        pthread_mutex_unlock(&a->mu);
+        json_decref(sa);
         return;
     }
     if (!sw_str_prefix(ev->key, RBAC_PREFIX))
@@ -213,11 +258,22 @@ void sw_authz_free(sw_authz *a)
     if (!a)
         return;
     json_decref(a->objs);
+    json_decref(a->sa_uids);
     json_decref(a->roles);
     json_decref(a->index);
     pthread_mutex_destroy(&a->mu);
     pthread_rwlock_destroy(&a->view_mu);
     sw_free(a);
+}
+
+bool sw_authz_sa_known(sw_authz *a, const char *ns, const char *name, const char *uid)
+{
+    char id[600];
+    snprintf(id, sizeof(id), "%s/%s", ns, name);
+    pthread_mutex_lock(&a->mu);
+    bool known = sw_str_eq(json_string_value(json_object_get(a->sa_uids, id)), uid);
+    pthread_mutex_unlock(&a->mu);
+    return known;
 }
 
 /* ---- the compiled view ---- */

@@ -62,6 +62,9 @@ typedef struct sw_authz sw_authz;
 int sw_authz_new(sw_authz **out, sw_store *store, int64_t rev);
 /* One store event (any key; those of RBAC kinds count), in revision order. */
 void sw_authz_event(sw_authz *a, const sw_store_event *ev);
+/* Whether the ServiceAccount ns/name exists with uid, as the store watch last said (false:
+ * unknown or another uid; the caller then reads the store, which may know better on etcd). */
+bool sw_authz_sa_known(sw_authz *a, const char *ns, const char *name, const char *uid);
 /* Whether u may do at. When reason is not NULL it gets why ("RBAC: allowed by
  * ClusterRoleBinding \"x\" of ClusterRole \"y\" to Group \"z\""), or "" when denied. */
 bool sw_authz_allowed(sw_authz *a, const sw_user *u, const sw_authz_attrs *at, char *reason,

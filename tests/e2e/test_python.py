@@ -1,7 +1,7 @@
 """End-to-end: the official Python kubernetes client (Debian python3-kubernetes)
 against a real `slipway server`: typed CoreV1Api on namespaces, secrets and
 configmaps; the typed discovery calls (trailing slashes, group discovery), 404 for
-unserved resources whatever the body, a namespace's default ServiceAccount and
+unserved resources whatever the body (400 for a kindless protobuf envelope to a served one), a namespace's default ServiceAccount and
 kube-root-ca.crt; the dynamic client on image.openshift.io/v1 ImageStreams (CRUD,
 default strategic-merge patch, status subresource, generation rules, watch,
 bookmarks, delete with propagationPolicy, limit/continue pagination)."""
@@ -158,12 +158,16 @@ def test_discovery_paths(c, srv, api, core):
     code, _ = srv.request("GET", "/apis/nope.example.com")
     c.eq(code, 404, "an unknown group: 404")
     pb = b"k8s\x00\x0a\x00"
+    code, out = srv.request("POST", "/apis/nope.example.com/v1/things", pb,
+                            ctype="application/vnd.kubernetes.protobuf")
+    c.eq((code, json.loads(out).get("reason")), (404, "NotFound"),
+         "a protobuf body to an unserved resource: 404, not 415")
+    # served now (TokenRequest, the reviews): an envelope naming no kind is a bad request
     for path in ("/api/v1/namespaces/default/serviceaccounts/default/token",
-                 "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                 "/apis/nope.example.com/v1/things"):
+                 "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"):
         code, out = srv.request("POST", path, pb, ctype="application/vnd.kubernetes.protobuf")
-        c.eq((code, json.loads(out).get("reason")), (404, "NotFound"),
-             "a protobuf body to an unserved resource: 404, not 415 (%s)" % path)
+        c.eq((code, json.loads(out).get("reason")), (400, "BadRequest"),
+             "a protobuf envelope without a kind: 400 (%s)" % path)
 
 
 def test_configmaps(c, core, ns):
