@@ -10,6 +10,7 @@
 
 #include "apiserver/selector.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -34,7 +35,13 @@ struct sw_authz {
     bool built;
     json_t *roles; /* "R/<ns>/<name>" and "C/<name>" -> effective rules (array) */
     json_t *index; /* subject key -> array of {ns, role, why} */
+    /* Decisions made on this view: "<user, groups, attributes>" -> why (allowed) or false.
+     * Emptied with every rebuild and when full; under dmu (and the view's read side). */
+    pthread_mutex_t dmu;
+    json_t *decisions;
 };
+
+#define MAX_DECISIONS 8192
 
 /* ---- users ---- */
 
@@ -182,6 +189,8 @@ int sw_authz_new(sw_authz **out, sw_store *store, int64_t rev)
     a->store = store;
     pthread_mutex_init(&a->mu, NULL);
     pthread_rwlock_init(&a->view_mu, NULL);
+    pthread_mutex_init(&a->dmu, NULL);
+    a->decisions = json_object();
     a->objs = json_object();
     a->sa_uids = json_object();
     sw_store_list_opts lo = {.prefix = RBAC_PREFIX, .rev = rev};
@@ -261,6 +270,8 @@ void sw_authz_free(sw_authz *a)
     json_decref(a->sa_uids);
     json_decref(a->roles);
     json_decref(a->index);
+    json_decref(a->decisions);
+    pthread_mutex_destroy(&a->dmu);
     pthread_mutex_destroy(&a->mu);
     pthread_rwlock_destroy(&a->view_mu);
     sw_free(a);
@@ -408,6 +419,7 @@ static void build_view(sw_authz *a, const json_t *objs)
     json_decref(a->index);
     a->roles = roles;
     a->index = index;
+    json_object_clear(a->decisions); /* under the write side: no reader holds dmu */
 }
 
 /* Takes the read side of a current view (rebuilding it first when the objects changed). */
@@ -546,11 +558,41 @@ bool sw_authz_allowed(sw_authz *a, const sw_user *u, const sw_authz_attrs *at, c
         return true;
     }
     allow_arg arg = {.at = at};
+    sw_buf key;
+    sw_buf_init(&key, 4096);
+    sw_buf_printf(&key, "%s\x1f%s\x1f", u->name, u->uid);
+    for (size_t i = 0; i < u->ngroups; i++)
+        sw_buf_printf(&key, "%s\x1e", u->groups[i]);
+    sw_buf_printf(&key, "\x1f%d\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", at->resource, at->verb,
+                  at->group, at->resource_name, at->subresource, at->ns, at->name, at->path);
+    bool cacheable = sw_buf_error(&key) == 0, ok, known = false;
     view_lock(a);
-    bool ok = each_entry(a, u, at->resource ? at->ns : "", entry_allows, &arg);
-    if (ok && reason)
-        sw_strlcpy(reason, arg.why ? arg.why : "", n);
+    if (cacheable) {
+        pthread_mutex_lock(&a->dmu);
+        const json_t *d = json_object_get(a->decisions, sw_buf_cstr(&key));
+        if (d) {
+            known = true;
+            ok = json_is_string(d);
+            if (ok && reason)
+                sw_strlcpy(reason, json_string_value(d), n);
+        }
+        pthread_mutex_unlock(&a->dmu);
+    }
+    if (!known) {
+        ok = each_entry(a, u, at->resource ? at->ns : "", entry_allows, &arg);
+        if (ok && reason)
+            sw_strlcpy(reason, arg.why ? arg.why : "", n);
+        if (cacheable) {
+            pthread_mutex_lock(&a->dmu);
+            if (json_object_size(a->decisions) >= MAX_DECISIONS)
+                json_object_clear(a->decisions);
+            json_object_set_new(a->decisions, sw_buf_cstr(&key),
+                                ok ? json_string(arg.why ? arg.why : "") : json_false());
+            pthread_mutex_unlock(&a->dmu);
+        }
+    }
     pthread_rwlock_unlock(&a->view_mu);
+    sw_buf_dispose(&key);
     return ok;
 }
 
