@@ -8,7 +8,8 @@
 # Knobs (environment): BENCH_SECS (timed phase per throughput figure, default 10),
 # BENCH_OBJECTS (default 10000), BENCH_KEEP=1 (keep the temp dir and logs),
 # BENCH_SLIPWAY_TLS=1 (slipway over HTTPS instead of plain HTTP like etcd's gateway),
-# BENCH_ETCD_COLUMNS=0 (skip the two slipway-on-etcd columns),
+# BENCH_ETCD_COLUMNS=0 (skip the two slipway-on-etcd columns), BENCH_AUTHZ=0 (skip the
+# authorizer phases: admin token against a ServiceAccount token under RBAC),
 # SLIPWAY, LOADGEN, ETCD (binaries). See bench/README.md.
 set -euo pipefail
 
@@ -112,7 +113,9 @@ server_cmd() {
         etcd_cmd bench "${DATA[$t]}" "$client" "$peer" "bench=http://127.0.0.1:$peer"
     else
         printf '%s\n' "$SLIPWAY" server --data-dir "${DATA[$t]}" \
-            --listen "127.0.0.1:$client" --insecure-anonymous --no-controllers
+            --listen "127.0.0.1:$client" --no-controllers
+        # the authorizer column authenticates every request; the others are anonymous
+        [[ $t == authz ]] || printf '%s\n' --insecure-anonymous
         if [[ -n ${MEMBERS[$t]:-} ]]; then
             printf '%s\n' --store "etcd://${ENDPOINTS[$t]}"
         else
@@ -356,6 +359,80 @@ run_column() {
     return $rc
 }
 
+# ---- the authorizer (issue 17) ----
+# One slipway on SQLite with authentication and RBAC on: the same update/get/create phases with
+# the admin token (system:masters: no RBAC lookup) and with a ServiceAccount token from the
+# TokenRequest API bound to edit by a RoleBinding (token verified, ServiceAccount looked up,
+# RBAC rules evaluated on every request), alternated over two rounds on the same server.
+
+AUTHZ=${BENCH_AUTHZ:-1}
+AUTHZ_OBJECTS=2000
+
+# sw_curl PATH BODY: a POST with the admin token to the authz column.
+authz_post() {
+    curl -sf --max-time 10 -H "Authorization: Bearer $ADMIN_TOKEN" \
+        -H 'Content-Type: application/json' -d "$2" "${URL[authz]}$1"
+}
+
+run_authz() {
+    local t=authz ports who round k
+    KIND[authz]=slipway
+    ports=$("$LOADGEN" ports --n 2)
+    PORTS[authz]=${ports#ports=}
+    URL[authz]="http://127.0.0.1:${PORTS[authz]%%,*}"
+    DATA[authz]=$TMP/authz-data
+    mkdir -p "${DATA[authz]}"
+    log "== authz: slipway with RBAC on ${URL[authz]}"
+    start_server authz || { log "  authz failed to start"; return 1; }
+    ADMIN_TOKEN=${TOKEN[authz]}
+    authz_post /api/v1/namespaces/default/serviceaccounts \
+        '{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"bench"}}' >/dev/null &&
+        authz_post /apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings \
+            '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"bench-edit"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},"subjects":[{"kind":"ServiceAccount","name":"bench","namespace":"default"}]}' \
+            >/dev/null || { log "  could not create the ServiceAccount and its RoleBinding"; return 1; }
+    SA_TOKEN=$(authz_post /api/v1/namespaces/default/serviceaccounts/bench/token \
+        '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":7200}}' |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["status"]["token"])') ||
+        { log "  no ServiceAccount token"; return 1; }
+    lg authz create --inflight 16 --count "$AUTHZ_OBJECTS" --duration 300 || return 1
+    local next=$((AUTHZ_OBJECTS + 1000000))
+    for round in 1 2; do
+        for who in admin sa; do
+            [[ $who == admin ]] && TOKEN[authz]=$ADMIN_TOKEN || TOKEN[authz]=$SA_TOKEN
+            lg authz update --inflight 16 --objects "$AUTHZ_OBJECTS" --duration "$SECS" || true
+            R[authz.$who.update16.$round]=$(val rate)
+            lg authz get --inflight 16 --objects "$AUTHZ_OBJECTS" --duration "$SECS" || true
+            R[authz.$who.get16.$round]=$(val rate)
+            lg authz create --inflight 16 --start "$next" --count 1000000 --duration "$SECS" || true
+            R[authz.$who.create16.$round]=$(val rate)
+            next=$((next + $(kv "$LINE" ops || echo 0)))
+        done
+    done
+    for who in admin sa; do
+        for k in update16 get16 create16; do
+            R[authz.$who.$k]=$(awk -v a="${R[authz.$who.$k.1]:-n/a}" -v b="${R[authz.$who.$k.2]:-n/a}" \
+                'BEGIN { if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/) print "n/a"; else printf "%.0f", (a + b) / 2 }')
+        done
+    done
+    TOKEN[authz]=$ADMIN_TOKEN
+    stop_server authz
+}
+
+authz_report() {
+    local k r
+    echo
+    echo "Authorizer (issue 17): one slipway on SQLite (plain HTTP, tokens on), 16 in flight," \
+        "mean of 2 alternated rounds of ${SECS}s each."
+    echo "  admin = the admin token (system:masters, no RBAC lookup); sa = a ServiceAccount token" \
+        "(TokenRequest) bound to edit by a RoleBinding."
+    printf '  %-28s %10s %10s %8s  %s\n' figure admin sa sa/admin "goal: >= 0.95 (cost < 5%)"
+    for k in create16 update16 get16; do
+        r=$(ratio "${R[authz.sa.$k]:-n/a}" "${R[authz.admin.$k]:-n/a}")
+        printf '  %-28s %10s %10s %8s  %s\n' "$k/s" "${R[authz.admin.$k]:-n/a}" \
+            "${R[authz.sa.$k]:-n/a}" "$r" "$(verdict "$r" 0.95 ">=")"
+    done
+}
+
 # ---- report ----
 
 # row LABEL KEY NOTE: one figure for every column, then each column's ratio to raw etcd.
@@ -495,7 +572,11 @@ main() {
             [[ $t != etcd ]] || { log "== etcd failed: no reference for the ratios"; report; exit 1; }
         fi
     done
+    if [[ $AUTHZ == 1 && $slipway_ok == 1 ]]; then
+        run_authz || log "== authz failed; its figures are n/a"
+    fi
     report
+    [[ $AUTHZ != 1 ]] || authz_report
 }
 
 main "$@"
