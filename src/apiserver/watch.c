@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/log.h"
+#include "util/metric.h"
 #include "util/str.h"
 #include "util/time.h"
 
@@ -46,14 +47,38 @@ typedef struct watcher {
     size_t nbacklog, backlog_off, backlog_cap, backlog_bytes;
     bool backlog_over; /* the replay passed MAX_CATCHUP or MAX_CATCHUP_BYTES: 410 */
     bool bookmarks, table, headers_sent, ended;
-    bool cut;      /* the output could not be produced whole: end the reply abnormally */
-    bool filtered; /* has a label or field selector */
+    bool cut;        /* the output could not be produced whole: end the reply abnormally */
+    bool filtered;   /* has a label or field selector */
+    bool registered; /* counted in apiserver_registered_watchers */
     int64_t deadline_ms, next_bookmark_ms;
 } watcher;
+
+/* kube-apiserver's names */
+static const sw_metric_desc m_watchers = {"apiserver_registered_watchers",
+                                          "Number of currently registered watchers for a given "
+                                          "resource.",
+                                          SW_METRIC_GAUGE,
+                                          {"group", "version", "kind"},
+                                          NULL,
+                                          0};
+static const sw_metric_desc m_events = {"apiserver_watch_events_total",
+                                        "Number of events sent in watch clients.",
+                                        SW_METRIC_COUNTER,
+                                        {"group", "version", "kind"},
+                                        NULL,
+                                        0};
+
+static void count(const sw_metric_desc *d, const sw_kind *k, double v)
+{
+    const char *labels[] = {k->group, k->version, k->kind};
+    sw_metric_add(d, labels, v);
+}
 
 static void watcher_free(void *state)
 {
     watcher *w = state;
+    if (w->registered)
+        count(&m_watchers, w->kind, -1);
     sw_kind_release(w->kind);
     sw_selector_free(w->labels);
     sw_selector_free(w->fields);
@@ -87,6 +112,7 @@ static void emit(watcher *w, const char *type, const json_t *obj)
         sw_buf_putc(&w->out, '}');
     }
     sw_buf_putc(&w->out, '\n');
+    count(&m_events, w->kind, 1);
 }
 
 /* Whether an event of kind a is one for a watcher of kind b: the same kind, or two kinds of one
@@ -429,6 +455,8 @@ void sw_watch_serve(sw_api *api, const sw_request *req, const sw_route *rt, sw_r
         watcher_free(w);
         return;
     }
+    w->registered = true;
+    count(&m_watchers, w->kind, 1);
     resp->status = 200;
     resp->content_type =
         w->table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";

@@ -94,6 +94,34 @@ print("creates%s conflicts%s compactions%s compacted%s wal%s imported%s failed%s
 PY
 )"
 
+# watches: one more registered watcher while ours runs, one fewer after; its events counted
+watchers() {
+    sw_api GET /metrics | awk '$1 == "apiserver_registered_watchers{group=\"\",version=\"v1\",kind=\"Secret\"}" {print $2}'
+}
+events() {
+    sw_api GET /metrics | awk '$1 == "apiserver_watch_events_total{group=\"\",version=\"v1\",kind=\"Secret\"}" {print $2}'
+}
+W0=$(watchers)
+E0=$(events)
+curl -sSkN -H "Authorization: Bearer $SW_TOKEN" \
+    "$SW_URL/api/v1/namespaces/default/secrets?watch=1&resourceVersion=0" >"$SW_TMP/watch.out" &
+WATCH_PID=$!
+wait_for "our watch is registered" 10 is_eq "$((${W0:-0} + 1))" watchers
+expect_ok "a Secret for it" kc create secret generic w1 --from-literal=a=b
+wait_for "  the watch got it" 10 grep -q '"name":"w1"' "$SW_TMP/watch.out"
+expect_eq "  events sent to Secret watchers grew" 1 "$(( $(events) > ${E0:-0} ))"
+kill "$WATCH_PID"
+wait "$WATCH_PID" 2>/dev/null
+# a server learns that a watcher left when a write to it fails (as kube-apiserver does): each
+# try makes another event
+POKE=0
+poked_watchers() {
+    POKE=$((POKE + 1))
+    kubectl create secret generic "poke-$POKE" --from-literal=a=b >/dev/null 2>&1
+    is_eq "${W0:-0}" watchers
+}
+wait_for "  the ended watch is no longer counted" 20 poked_watchers
+
 expect_ok "a ServiceAccount" kc create serviceaccount watcher
 expect_ok "  its token" kc create token watcher
 TOKEN=$OUT
