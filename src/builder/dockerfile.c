@@ -290,6 +290,7 @@ static int read_logical(sw_df_parser *p)
     for (;;) {
         int r;
         do {
+            p->instr_off = p->pos;
             r = read_line(p, &l);
             if (r <= 0)
                 return r;
@@ -314,6 +315,7 @@ static int read_logical(sw_df_parser *p)
         if (sw_buf_error(&p->line))
             return sw_df__fail(p, SW_ELIMIT, "the instruction is longer than %u bytes",
                                SW_DOCKERFILE_MAX_LINE);
+        p->instr_end = p->pos;
         if (trim((sw_str){p->line.ptr, p->line.len}).len)
             return 1;
     }
@@ -387,7 +389,7 @@ static int expand_list(sw_df_parser *p, sw_str rest, sw_df_instr *ins)
     while (!ins->json_form && error == 0 && sw_df__next_word(&cur, end, p->escape, &w)) {
         char *v = NULL;
         if (w.len >= 2 && w.ptr[0] == '<' && w.ptr[1] == '<')
-            return sw_df__fail(p, SW_EINVALID, "%s: heredocs (%.*s) are not supported", p->cmd,
+            return sw_df__fail(p, SW_EUNSUPPORTED, "%s: heredocs (%.*s) are not supported", p->cmd,
                                (int)(w.len > 32 ? 32 : w.len), w.ptr);
         error = sw_df__expand(p, w, &v);
         if (error == 0)
@@ -461,7 +463,7 @@ static int take_flag(sw_df_parser *p, sw_df_op op, sw_str word, df_flags *fl)
         return 0;
     if (op == SW_DF_COPY && ci_eq(name, "from"))
         return sw_df__fail(
-            p, SW_EINVALID,
+            p, SW_EUNSUPPORTED,
             "COPY --from is not supported yet: slipway builds single-stage Dockerfiles "
             "and copies from the build context only");
     if (op == SW_DF_ADD && (ci_eq(name, "checksum") || ci_eq(name, "keep-git-dir")))
@@ -471,7 +473,7 @@ static int take_flag(sw_df_parser *p, sw_df_op op, sw_str word, df_flags *fl)
             (int)name.len, name.ptr);
     if (op == SW_DF_FROM && ci_eq(name, "platform"))
         return sw_df__fail(
-            p, SW_EINVALID,
+            p, SW_EUNSUPPORTED,
             "FROM --platform is not supported: the image is built for the base image's "
             "platform");
     return sw_df__fail(p, SW_EINVALID, "%s: unknown flag --%.*s", p->cmd,
@@ -527,7 +529,7 @@ static int do_from(sw_df_parser *p, sw_str rest, df_flags *fl, sw_df_op op)
 {
     if (p->from_line)
         return sw_df__fail(
-            p, SW_EINVALID,
+            p, SW_EUNSUPPORTED,
             "multi-stage builds are not supported yet: this is a second FROM (the first "
             "is on line %d)",
             p->from_line);
@@ -977,6 +979,70 @@ static const struct df_command {
      "there is no shell at build time; write ENTRYPOINT and CMD in JSON (exec) form instead"},
 };
 
+/* Scan mode: FROM of any stage (image expanded with the global ARGs). */
+static int scan_from(sw_df_parser *p, sw_str rest)
+{
+    const char *cur = rest.ptr, *end = rest.ptr + rest.len;
+    sw_str w[4];
+    size_t n = 0;
+    while (n < 4 && sw_df__next_word(&cur, end, p->escape, &w[n])) {
+        bool flag = w[n].len > 2 && w[n].ptr[0] == '-' && w[n].ptr[1] == '-';
+        if (!flag || n)
+            n++;
+    }
+    if (n != 1 && !(n == 3 && ci_eq(w[1], "as")))
+        return sw_df__fail(p, SW_EINVALID,
+                           "FROM requires either one or three arguments: FROM image "
+                           "[AS name]");
+    int saved = p->from_line;
+    p->from_line = 0; /* FROM sees the global ARGs only */
+    char *image = NULL, *name = NULL;
+    int error = sw_df__expand(p, w[0], &image);
+    p->from_line = saved;
+    if (error == 0 && (!*image || has_blank(image)))
+        error = sw_df__fail(p, SW_EINVALID, "FROM: invalid base image name \"%.64s\"", image);
+    if (error == 0 && n == 3) {
+        error = keep(p, w[2].ptr, w[2].len, &name);
+        for (char *c = name; error == 0 && *c; c++)
+            *c = to_lower(*c);
+    }
+    if (error < 0) {
+        sw_free(image);
+        sw_free(name);
+        return error;
+    }
+    sw_df_stage st = {.image = image,
+                      .name = name,
+                      .line = p->start,
+                      .off = p->instr_off,
+                      .len = p->instr_end - p->instr_off};
+    for (size_t i = 0; i < p->nstages; i++)
+        if (p->stages[i].name && ci_eq((sw_str){image, strlen(image)}, p->stages[i].name))
+            st.from_stage = true;
+    p->stages = sw_realloc(p->stages, (p->nstages + 1) * sizeof(*p->stages)); /* bounded above */
+    p->stages[p->nstages++] = st;
+    p->from_line = p->start;
+    return 0;
+}
+
+/* Scan mode: global ARGs feed FROM; every other instruction is the backend's to judge. */
+static int scan_dispatch(sw_df_parser *p, sw_str name, sw_str rest)
+{
+    p->cmd = "FROM";
+    if (++p->ninstr > SW_DOCKERFILE_MAX_INSTRUCTIONS)
+        return sw_df__fail(p, SW_ELIMIT, "more than %u instructions",
+                           SW_DOCKERFILE_MAX_INSTRUCTIONS);
+    if (ci_eq(name, "FROM"))
+        return scan_from(p, rest);
+    if (p->from_line)
+        return 0;
+    if (!ci_eq(name, "ARG"))
+        return sw_df__fail(p, SW_EINVALID, "the first instruction must be FROM (or ARG), not %.*s",
+                           (int)(name.len > 64 ? 64 : name.len), name.ptr);
+    p->cmd = "ARG";
+    return do_arg(p, rest, NULL, SW_DF_ARG);
+}
+
 /* Parses and records the instruction in p->line. */
 static int dispatch(sw_df_parser *p)
 {
@@ -986,6 +1052,8 @@ static int dispatch(sw_df_parser *p)
         k++;
     sw_str name = {line.ptr, k};
     sw_str rest = trim((sw_str){line.ptr + k, line.len - k});
+    if (p->scan)
+        return scan_dispatch(p, name, rest);
     const struct df_command *c = NULL;
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && !c; i++)
         if (ci_eq(name, commands[i].name))
@@ -995,7 +1063,7 @@ static int dispatch(sw_df_parser *p)
                            (int)(name.len > 64 ? 64 : name.len), name.ptr);
     p->cmd = c->name;
     if (!c->fn)
-        return sw_df__fail(p, SW_EINVALID, "%s is not supported: %s", c->name, c->refusal);
+        return sw_df__fail(p, SW_EUNSUPPORTED, "%s is not supported: %s", c->name, c->refusal);
     if (++p->ninstr > SW_DOCKERFILE_MAX_INSTRUCTIONS)
         return sw_df__fail(p, SW_ELIMIT, "more than %u instructions",
                            SW_DOCKERFILE_MAX_INSTRUCTIONS);
@@ -1074,40 +1142,83 @@ int sw_dockerfile_parse(const char *text, size_t len, const char *const *build_a
     return sw_dockerfile_parse_opts(text, len, &opts, out);
 }
 
+static void parser_init(sw_df_parser *p, const char *text, size_t len,
+                        const sw_dockerfile_opts *opts)
+{
+    memset(p, 0, sizeof(*p));
+    p->text = text;
+    p->len = len;
+    p->escape = '\\';
+    p->opts = opts;
+    sw_buf_init(&p->line, SW_DOCKERFILE_MAX_LINE);
+    uint64_t seeds[4];
+    sw_random_bytes(seeds, sizeof(seeds));
+    p->meta.seed = seeds[0];
+    p->args.seed = seeds[1];
+    p->env.seed = seeds[2];
+    p->bargs.seed = seeds[3];
+    p->df = sw_calloc(1, sizeof(*p->df));
+}
+
+static int parser_run(sw_df_parser *p)
+{
+    if (p->len > SW_DOCKERFILE_MAX_BYTES)
+        return sw_error_set(SW_ELIMIT, "Dockerfile: %zu bytes is over the limit of %u bytes",
+                            p->len, SW_DOCKERFILE_MAX_BYTES);
+    return parse_all(p, p->opts->build_args);
+}
+
+static void parser_dispose(sw_df_parser *p)
+{
+    sw_dockerfile_free(p->df);
+    sw_buf_dispose(&p->line);
+    sw_df__vars_dispose(&p->meta);
+    sw_df__vars_dispose(&p->args);
+    sw_df__vars_dispose(&p->env);
+    sw_df__vars_dispose(&p->bargs);
+    sw_free(p->workdir);
+    sw_df_stages_free(p->stages, p->nstages);
+}
+
+int sw_dockerfile_stages(const char *text, size_t len, const char *const *build_args,
+                         sw_df_stage **out, size_t *n)
+{
+    sw_dockerfile_opts opts = SW_DOCKERFILE_OPTS_INIT;
+    opts.build_args = build_args;
+    sw_df_parser p;
+    parser_init(&p, text, len, &opts);
+    p.scan = true;
+    int error = parser_run(&p);
+    if (error == 0) {
+        *out = p.stages;
+        *n = p.nstages;
+        p.stages = NULL;
+        p.nstages = 0;
+    }
+    parser_dispose(&p);
+    return error;
+}
+
+void sw_df_stages_free(sw_df_stage *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++) {
+        sw_free(s[i].image);
+        sw_free(s[i].name);
+    }
+    sw_free(s);
+}
+
 int sw_dockerfile_parse_opts(const char *text, size_t len, const sw_dockerfile_opts *opts,
                              sw_dockerfile **out)
 {
     sw_df_parser p;
-    memset(&p, 0, sizeof(p));
-    p.text = text;
-    p.len = len;
-    p.escape = '\\';
-    p.opts = opts;
-    sw_buf_init(&p.line, SW_DOCKERFILE_MAX_LINE);
-    uint64_t seeds[4];
-    sw_random_bytes(seeds, sizeof(seeds));
-    p.meta.seed = seeds[0];
-    p.args.seed = seeds[1];
-    p.env.seed = seeds[2];
-    p.bargs.seed = seeds[3];
-    p.df = sw_calloc(1, sizeof(*p.df));
-    int error;
-    if (len > SW_DOCKERFILE_MAX_BYTES)
-        error = sw_error_set(SW_ELIMIT, "Dockerfile: %zu bytes is over the limit of %u bytes", len,
-                             SW_DOCKERFILE_MAX_BYTES);
-    else
-        error = parse_all(&p, opts->build_args);
+    parser_init(&p, text, len, opts);
+    int error = parser_run(&p);
     if (error == 0) {
         *out = p.df;
         p.df = NULL;
     }
-    sw_dockerfile_free(p.df);
-    sw_buf_dispose(&p.line);
-    sw_df__vars_dispose(&p.meta);
-    sw_df__vars_dispose(&p.args);
-    sw_df__vars_dispose(&p.env);
-    sw_df__vars_dispose(&p.bargs);
-    sw_free(p.workdir);
+    parser_dispose(&p);
     return error;
 }
 

@@ -67,9 +67,30 @@ typedef struct sw_dockerfile_opts {
  * first parse (sw_dockerfile_base), fetches its config, then parses again with both set.
  * Instruction 0 is always FROM: ARGs before FROM only feed FROM and are not listed.
  * Returns 0 and a new *out, or SW_EINVALID (bad input) / SW_ELIMIT (a limit above) with a
- * one-line message that names the line: "Dockerfile:7: RUN is not supported: ...". */
+ * one-line message that names the line. What is valid Docker but beyond this subset (RUN,
+ * HEALTHCHECK, ONBUILD, SHELL, heredocs, a second FROM, COPY --from, FROM --platform) is
+ * SW_EUNSUPPORTED: "Dockerfile:7: RUN is not supported: ..." (another backend may build it). */
 int sw_dockerfile_parse_opts(const char *text, size_t len, const sw_dockerfile_opts *opts,
                              sw_dockerfile **out);
+/* One stage of a Dockerfile, as sw_dockerfile_stages finds it. */
+typedef struct sw_df_stage {
+    char *image;     /* FROM's image after substitution with the global ARGs */
+    char *name;      /* the AS name (lower case), or NULL */
+    bool from_stage; /* image names an earlier stage (not a registry image) */
+    int line;        /* the FROM's line */
+    size_t off, len; /* the FROM instruction's bytes in text, continuations included */
+} sw_df_stage;
+
+/* The stages of a Dockerfile for a backend that builds the whole grammar (buildah): every FROM
+ * (its --platform flag allowed) with its image substituted as Docker does (global ARGs, build
+ * args overriding their defaults). Other instructions are not checked here: the backend judges
+ * them. "scratch" is an image like any other. Returns 0 with *out (sw_malloc'd, *n >= 1) or the
+ * parser's SW_EINVALID / SW_ELIMIT naming the line (no FROM, a FROM without an image, an
+ * instruction before the first FROM other than ARG). */
+int sw_dockerfile_stages(const char *text, size_t len, const char *const *build_args,
+                         sw_df_stage **out, size_t *n);
+void sw_df_stages_free(sw_df_stage *s, size_t n);
+
 /* The same with only build args (NULL or a NULL-terminated "NAME=VALUE" list). */
 int sw_dockerfile_parse(const char *text, size_t len, const char *const *build_args,
                         sw_dockerfile **out);

@@ -52,6 +52,10 @@ typedef struct sw_df_parser {
     size_t output;                  /* bytes charged to SW_DOCKERFILE_MAX_OUTPUT */
     size_t work;                    /* bytes charged to SW_DF_MAX_WORK */
     size_t nports;                  /* EXPOSE entries so far */
+    size_t instr_off, instr_end;    /* the current instruction's bytes in text */
+    bool scan;                      /* sw_dockerfile_stages: FROM and global ARGs only */
+    sw_df_stage *stages;            /* scan: the stages so far */
+    size_t nstages;
 } sw_df_parser;
 
 static inline bool sw_df__blank(char c)
