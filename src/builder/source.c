@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PATH_BUF (SW_TAR_MAX_PATH + 2)
@@ -955,6 +956,100 @@ int sw_source_read(const sw_src_node *n, size_t max, char **out, size_t *len)
         error = sw_error_set(SW_ERROR, "seeking in %s: %s", n->file, sw_strerror(errno));
     if (error == 0)
         error = sw_path_read_fd(fd, n->file, what, n->range ? n->size : UINT64_MAX, max, out, len);
+    close(fd);
+    return error;
+}
+
+/* ---- writing the context out ---- */
+
+static int copy_contents(const sw_src_node *n, int out)
+{
+    int in = open(n->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in < 0)
+        return sw_error_set(SW_ERROR, "cannot open %s: %s", n->file, sw_strerror(errno));
+    int error = 0;
+    uint64_t left = n->range ? n->size : UINT64_MAX;
+    if (n->range && lseek(in, (off_t)n->off, SEEK_SET) < 0)
+        error = sw_error_set(SW_ERROR, "seeking in %s: %s", n->file, sw_strerror(errno));
+    char buf[65536];
+    while (error == 0 && left) {
+        ssize_t r = read(in, buf, left < sizeof(buf) ? (size_t)left : sizeof(buf));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            error = sw_error_set(SW_ERROR, "reading %s: %s", n->file, sw_strerror(errno));
+        if (r <= 0)
+            break;
+        for (ssize_t w = 0; error == 0 && w < r;) {
+            ssize_t k = write(out, buf + w, (size_t)(r - w));
+            if (k < 0 && errno != EINTR)
+                error =
+                    sw_error_set(SW_ERROR, "writing \"%.200s\": %s", n->path, sw_strerror(errno));
+            w += k > 0 ? k : 0;
+        }
+        left -= (uint64_t)r;
+    }
+    if (error == 0 && n->range && left)
+        error = sw_error_set(SW_ERROR, "%s ends before \"%.200s\" does", n->file, n->path);
+    close(in);
+    return error;
+}
+
+static int write_node(const sw_src_node *n, int dirfd, const struct timespec ts[2],
+                      bool (*stop)(void))
+{
+    const char *name = n->name;
+    if (stop && stop())
+        return sw_error_set(SW_EUNAVAILABLE, "stopped");
+    if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+        return sw_error_set(SW_EINVALID, "bad entry name \"%.200s\"", n->path);
+    int error = 0;
+    if (n->type == SW_SRC_SYMLINK) {
+        if (symlinkat(n->link, dirfd, name) < 0)
+            return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", n->path,
+                                sw_strerror(errno));
+        utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+        return 0;
+    }
+    if (n->type == SW_SRC_FILE) {
+        int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", n->path,
+                                sw_strerror(errno));
+        error = copy_contents(n, fd);
+        if (error == 0 && (fchmod(fd, n->mode & 07777) < 0 || futimens(fd, ts) < 0))
+            error = sw_error_set(SW_ERROR, "\"%.200s\": %s", n->path, sw_strerror(errno));
+        close(fd);
+        return error;
+    }
+    if (mkdirat(dirfd, name, 0700) < 0)
+        return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", n->path, sw_strerror(errno));
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "cannot open \"%.200s\": %s", n->path, sw_strerror(errno));
+    for (size_t i = 0; error == 0 && i < n->nkids; i++)
+        if (!n->kids[i]->ignored)
+            error = write_node(n->kids[i], fd, ts, stop);
+    if (error == 0 && (fchmod(fd, n->mode & 07777) < 0 || futimens(fd, ts) < 0))
+        error = sw_error_set(SW_ERROR, "\"%.200s\": %s", n->path, sw_strerror(errno));
+    close(fd);
+    return error;
+}
+
+int sw_source_write_dir(const sw_source *s, const char *dir, int64_t epoch, bool (*stop)(void))
+{
+    struct timespec ts[2] = {{.tv_sec = (time_t)epoch}, {.tv_sec = (time_t)epoch}};
+    if (mkdir(dir, 0700) < 0)
+        return sw_error_set(SW_ERROR, "cannot create %s: %s", dir, sw_strerror(errno));
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return sw_error_set(SW_ERROR, "cannot open %s: %s", dir, sw_strerror(errno));
+    int error = 0;
+    for (size_t i = 0; error == 0 && i < s->root->nkids; i++)
+        if (!s->root->kids[i]->ignored)
+            error = write_node(s->root->kids[i], fd, ts, stop);
+    if (error == 0 && (fchmod(fd, 0755) < 0 || futimens(fd, ts) < 0))
+        error = sw_error_set(SW_ERROR, "%s: %s", dir, sw_strerror(errno));
     close(fd);
     return error;
 }

@@ -116,6 +116,14 @@ int sw_source_read(const sw_src_node *n, size_t max, char **out, size_t *len);
 /* True when s holds a wildcard character (* ? [). */
 bool sw_source_has_wildcard(const char *s);
 
+/* Writes the context (the current root, ignored entries left out) into dir, which must not
+ * exist, for a backend that reads a directory (buildah): directories, regular files with their
+ * modes, symlinks with their targets verbatim (never followed: every entry is created relative to
+ * its parent's descriptor, O_NOFOLLOW/O_EXCL), every mtime set to epoch (seconds). stop (may be
+ * NULL) is polled between entries; true gives SW_EUNAVAILABLE. SW_ERROR for a failed system call,
+ * with the path in the message. The caller removes dir. */
+int sw_source_write_dir(const sw_source *s, const char *dir, int64_t epoch, bool (*stop)(void));
+
 /* The current root (the context directory). */
 const sw_src_node *sw_source_root(const sw_source *s);
 size_t sw_source_count(const sw_source *s); /* entries in the whole tree, root excluded */

@@ -289,3 +289,56 @@ int sw_oci_layout_put_image(sw_oci_layout *l, const sw_oci_image *img, sw_oci_fo
     sw_free(man);
     return error;
 }
+
+/* ---- reading ---- */
+
+int sw_oci_layout_blob_path(const char *dir, const char *digest, char *out)
+{
+    if (!sw_sha256_digest_valid(digest))
+        return sw_error_set(SW_EINVALID, "oci layout: \"%.80s\" is not a sha256 digest", digest);
+    return join(out, dir, "blobs/sha256", digest + 7);
+}
+
+int sw_oci_layout_read_manifest(const char *dir, const char *ref_name, size_t max, char **body,
+                                size_t *len, char media[128], char digest[80])
+{
+    char path[PATH_MAX], got[SW_SHA256_DIGEST_BUF];
+    size_t i;
+    json_t *index = NULL, *e, *hit = NULL;
+    *body = NULL;
+    int error = join(path, dir, "index.json", NULL);
+    if (error == 0 && (error = sw_path_read(path, SW_OCI_INDEX_MAX, true, body, len)) == 0) {
+        error = sw_json_parse(*body, *len, INDEX_DEPTH, 0, &index);
+        sw_free(*body);
+        *body = NULL;
+        if (error < 0)
+            error = sw_error_set(SW_EINVALID, "oci layout: %s is not JSON", path);
+    }
+    json_array_foreach(json_object_get(index, "manifests"), i, e)
+    {
+        if (error == 0 && !hit && has_ref(e, ref_name))
+            hit = e;
+    }
+    const char *d = sw_json_str_at(hit, "digest"), *mt = sw_json_str_at(hit, "mediaType");
+    if (error == 0 && !hit)
+        error =
+            sw_error_set(SW_ENOTFOUND, "oci layout: no image tagged %.100s in %s", ref_name, path);
+    if (error == 0)
+        error = sw_oci_layout_blob_path(dir, d, path);
+    if (error == 0)
+        error = sw_path_read(path, max, true, body, len);
+    if (error == 0) {
+        sw_sha256_digest(*body, *len, got);
+        if (strcmp(got, d))
+            error = sw_error_set(SW_EINVALID, "oci layout: manifest %s has the digest %s", d, got);
+    }
+    if (error == 0) {
+        sw_strlcpy(media, mt ? mt : SW_OCI_MEDIA_MANIFEST, 128);
+        sw_strlcpy(digest, d, 80);
+    } else {
+        sw_free(*body);
+        *body = NULL;
+    }
+    json_decref(index);
+    return error;
+}

@@ -35,4 +35,15 @@ int sw_oci_layout_tag(sw_oci_layout *l, const sw_oci_desc *manifest, const char 
 int sw_oci_layout_put_image(sw_oci_layout *l, const sw_oci_image *img, sw_oci_format fmt,
                             const char *ref_name, sw_oci_desc *manifest);
 
+/* ---- reading a layout another tool wrote (buildah push oci:DIR:TAG) ---- */
+
+/* The manifest index.json tags ref_name in the layout at dir: its bytes (at most max, which
+ * must cover them) in *body (sw_malloc'd, NUL-terminated), its media type (from the index
+ * entry) and digest. SW_ENOTFOUND when no entry has that name; SW_EINVALID for a malformed
+ * index, a digest that is not sha256, or bytes that do not hash to the digest. */
+int sw_oci_layout_read_manifest(const char *dir, const char *ref_name, size_t max, char **body,
+                                size_t *len, char media[128], char digest[80]);
+/* The path of blob digest (checked: a valid sha256 digest) in the layout at dir (PATH_MAX). */
+int sw_oci_layout_blob_path(const char *dir, const char *digest, char *out);
+
 #endif
