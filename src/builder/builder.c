@@ -10,6 +10,8 @@
 #include "builder/builder.h"
 
 #include "builder/assemble.h"
+#include "builder/backend.h"
+#include "builder/buildah.h"
 #include "builder/dockerfile.h"
 #include "builder/report.h"
 #include "builder/source.h"
@@ -81,7 +83,9 @@ typedef struct bld {
     int64_t epoch;
     sw_compress_kind compression;
     int level; /* SLIPWAY_COMPRESSION_LEVEL; 0: the compression's default */
-    bool no_cache;
+    bool no_cache, force_pull, host_network;
+    const char *target; /* annotation build.slipway.dev/target, or NULL */
+    const sw_backend *backend;
     const char *source_digest;               /* binary builds: the upload's sha256, or NULL */
     char input_digest[SW_SHA256_DIGEST_BUF]; /* "" unless source_digest */
     /* base image */
@@ -255,6 +259,12 @@ static void env_list(bld *b, const char *path, const char *what, char ***out, bo
     }
 }
 
+/* An annotation of the Build, or NULL. */
+static const char *build_annotation(const bld *b, const char *key)
+{
+    return json_string_value(json_object_get(sw_json_at(b->build, "metadata.annotations"), key));
+}
+
 /* The value of dockerStrategy.env name, else the builder's environment variable. */
 static const char *build_option(const bld *b, const char *name)
 {
@@ -294,6 +304,16 @@ static int options(bld *b)
     b->level = (int)level;
     b->no_cache =
         sw_json_bool_at(json_object_get(b->build, "spec"), "strategy.dockerStrategy.noCache");
+    b->force_pull =
+        sw_json_bool_at(json_object_get(b->build, "spec"), "strategy.dockerStrategy.forcePull");
+    const char *net = build_annotation(b, SW_BACKEND_NETWORK_KEY);
+    if (net && strcmp(net, "host") && strcmp(net, "none"))
+        return sw_error_set(SW_EINVALID,
+                            "annotation " SW_BACKEND_NETWORK_KEY "=%.40s: want host or none", net);
+    b->host_network = sw_str_eq(net, "host");
+    b->target = build_annotation(b, SW_BACKEND_TARGET_KEY);
+    if (b->target && !*b->target)
+        b->target = NULL;
     env_list(b, "strategy.dockerStrategy.buildArgs", "build arg", &b->build_args, false);
     env_list(b, "strategy.dockerStrategy.env", "env", &b->env, true);
     return 0;
@@ -706,14 +726,15 @@ static void input_digest(const bld *b, const char *base, char out[SW_SHA256_DIGE
     char *text = NULL;
     size_t len = 0;
     json_t *j = json_pack(
-        "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:O?, s:s, s:o, s:o, s:O?, s:I, s:s, s:I}", "builder",
-        SW_VERSION, "source", b->source_digest, "dockerfile", spec_str(b, "source.dockerfile"),
-        "dockerfilePath", spec_str(b, "strategy.dockerStrategy.dockerfilePath"), "contextDir",
+        "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:O?, s:s, s:o, s:o, s:O?, s:I, s:s, s:I, s:s?}",
+        "builder", SW_VERSION, "source", b->source_digest, "dockerfile",
+        spec_str(b, "source.dockerfile"), "dockerfilePath",
+        spec_str(b, "strategy.dockerStrategy.dockerfilePath"), "contextDir",
         spec_str(b, "source.contextDir"), "asFile", spec_str(b, "source.binary.asFile"), "revision",
         sw_json_at(spec, "revision"), "base", base, "buildArgs", strv_json(b->build_args), "env",
         strv_json(b->env), "imageLabels", sw_json_at(spec, "output.imageLabels"), "epoch",
         (json_int_t)b->epoch, "compression", sw_compress_kind_name(b->compression), "level",
-        (json_int_t)b->level);
+        (json_int_t)b->level, "backend", build_annotation(b, SW_BACKEND_KEY));
     out[0] = '\0';
     if (j && sw_oci_json_canonical(j, &text, &len) == 0)
         sw_sha256_digest(text, len, out);
@@ -901,6 +922,8 @@ static int new_image(bld *b)
     compression_name(b, comp, sizeof(comp));
     if (error == 0)
         error = sw_oci_image_set_annotation(b->img, COMPRESSION_KEY, comp);
+    if (error == 0)
+        error = sw_oci_image_set_annotation(b->img, SW_BACKEND_KEY, "native");
     return error;
 }
 
@@ -911,7 +934,6 @@ static int plan(bld *b)
     ao.base_workdir = b->base_cfg ? sw_image_config_str(b->base_cfg, "config.WorkingDir") : NULL;
     ao.spool_dir = b->spool;
     ao.env = (const char *const *)b->env;
-    env_list(b, "output.imageLabels", "image label", &b->labels, false);
     ao.labels = (const char *const *)b->labels;
     return sw_assemble(&b->plan, b->df, b->src, b->img, &ao);
 }
@@ -1014,10 +1036,94 @@ static void progress(bld *b)
         say(b, "warning: cannot update builds/%s/details: %s", b->o->build, sw_error_msg());
 }
 
+static int native_available(void)
+{
+    return 0;
+}
+
+static int native_build(sw_backend_job *job, char digest[80]);
+
+const sw_backend sw_backend_native = {
+    .version = SW_BACKEND_VERSION,
+    .name = "native",
+    .available = native_available,
+    .build = native_build,
+};
+
+static bool stop_requested(void)
+{
+    return g_stop != 0;
+}
+
+static void job_say(void *ctx, const char *line)
+{
+    say(ctx, "%s", line);
+}
+
+static const char *const buildah_annotations[] = {SW_BACKEND_KEY "=buildah", NULL};
+
+/* What a backend gets of the build. */
+static void job_init(bld *b, sw_backend_job *j)
+{
+    j->dir = b->dir;
+    j->src = b->src;
+    j->dockerfile = b->dockerfile;
+    j->dockerfile_len = b->dockerfile_len;
+    j->build_args = (const char *const *)b->build_args;
+    j->env = (const char *const *)b->env;
+    env_list(b, "output.imageLabels", "image label", &b->labels, false);
+    j->labels = (const char *const *)b->labels;
+    const json_t *from = sw_json_at(b->build, "spec.strategy.dockerStrategy.from");
+    j->from = sw_str_eq(sw_json_str_at(from, "kind"), "DockerImage") ? sw_json_str_at(from, "name")
+                                                                     : NULL;
+    j->target = b->target;
+    j->epoch = b->epoch;
+    j->no_cache = b->no_cache;
+    j->force_pull = b->force_pull;
+    j->host_network = b->host_network;
+    j->compression = b->compression;
+    j->reg = b->reg;
+    j->pull_creds = b->pull_creds;
+    j->push_creds = b->push_creds;
+    j->pull_auth = b->o->pull_auth;
+    j->insecure_registries = b->o->insecure_registries;
+    j->push = b->push;
+    j->out = &b->out;
+    j->annotations = buildah_annotations;
+    j->stop = stop_requested;
+    j->say = job_say;
+    j->ctx = b;
+    j->priv = b;
+}
+
+/* Parses the Dockerfile natively and picks the backend (annotation, server's list, what the
+ * native parser says, whether buildah can run here). */
+static int choose(bld *b)
+{
+    const char *forced = build_annotation(b, SW_BACKEND_KEY);
+    char native_msg[MSG_MAX] = "", why[512] = "";
+    int native = parse_dockerfile(b);
+    if (native < 0)
+        sw_strlcpy(native_msg, sw_error_msg(), sizeof(native_msg));
+    if (sw_backend_buildah.available() < 0)
+        sw_strlcpy(why, sw_error_msg(), sizeof(why));
+    int error = sw_backend_choose(forced, b->o->backends, native, native_msg, why[0] ? why : NULL,
+                                  &b->backend);
+    if (error < 0)
+        return error;
+    say(b, "Backend: %s (%s)", b->backend->name,
+        forced && *forced ? "annotation " SW_BACKEND_KEY
+        : native < 0      ? "the native backend does not build this Dockerfile"
+                          : "the Dockerfile needs nothing more");
+    if (native < 0)
+        say(b, "  %s", native_msg);
+    sw_report_set_backend(b->rep, b->backend->name);
+    return 0;
+}
+
 /* The stages; returns the first failure. digest receives the image's manifest digest. */
 static int stages(bld *b, char *digest)
 {
-    char base[700];
     sw_report_stage_begin(b->rep, SW_STAGE_FETCH_INPUTS, now_ms());
     int error = because(b, SW_REASON_GENERIC, options(b));
     if (error == 0)
@@ -1033,13 +1139,34 @@ static int stages(bld *b, char *digest)
     if (error == 0)
         error = fetch_inputs(b);
     if (error == 0)
-        error = because(b, SW_REASON_BUILD, parse_dockerfile(b));
+        error = because(b, SW_REASON_BUILD, choose(b));
     for (size_t i = 0; error == 0 && i < sw_dockerfile_warning_count(b->df); i++)
         say(b, "warning: %s", sw_dockerfile_warning(b->df, i));
     if (error < 0 || g_stop)
         return error < 0 ? error : stopped();
+    sw_backend_job job = {.version = SW_BACKEND_VERSION};
+    job_init(b, &job);
+    if (b->backend == &sw_backend_native)
+        return b->backend->build(&job, digest);
+    sw_report_stage_begin(b->rep, SW_STAGE_BUILD, now_ms());
+    progress(b);
+    int64_t t0 = now_ms();
+    error = b->backend->build(&job, digest);
+    sw_report_step(b->rep, SW_STEP_DOCKER_BUILD, t0, now_ms());
+    sw_strlcpy(b->base_name, job.base_name, sizeof(b->base_name));
+    if (error < 0 || g_stop)
+        return error < 0 ? because(b, job.reason ? job.reason : SW_REASON_BUILD, error) : stopped();
+    sw_report_stage_end(b->rep, now_ms());
+    return 0;
+}
+
+/* The native backend: PullImages (the base's manifest and config), Build, PushImage. */
+static int native_build(sw_backend_job *job, char digest[80])
+{
+    bld *b = job->priv;
+    char base[700];
     sw_report_stage_begin(b->rep, SW_STAGE_PULL_IMAGES, now_ms());
-    error = pull_images(b);
+    int error = pull_images(b);
     if (error < 0 || g_stop)
         return error < 0 ? error : stopped();
     if (b->source_digest) {

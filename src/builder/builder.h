@@ -1,5 +1,7 @@
 /* builder: `slipway builder`, the process that runs one Build. It reads its Build with a
- * build-scoped token, fetches the source (inline Dockerfile, uploaded binary, git), fetches the
+ * build-scoped token, fetches the source (inline Dockerfile, uploaded binary, git), picks a
+ * backend (backend.h: native unless the Dockerfile needs buildah, or the Build's annotation
+ * build.slipway.dev/backend says), and with the native one fetches the
  * base image's manifest and config (never its layers), assembles layers from the Dockerfile,
  * streams each one compressed to the output registry (or reuses the previous image's layer when
  * its uncompressed digest is unchanged), makes the base layers available there (present, mounted
@@ -23,9 +25,10 @@ typedef struct sw_builder_opts {
     const char *workdir;                    /* where the scratch dir goes; NULL: $TMPDIR, /tmp */
     FILE *log;                              /* progress lines; NULL: stdout */
     int threads;                            /* compression threads; 0: online CPUs */
+    const char *backends; /* comma-separated backends allowed (backend.h); NULL: all */
 } sw_builder_opts;
 
-#define SW_BUILDER_OPTS_VERSION 1
+#define SW_BUILDER_OPTS_VERSION 2
 #define SW_BUILDER_OPTS_INIT                                                                       \
     {                                                                                              \
         .version = SW_BUILDER_OPTS_VERSION                                                         \

@@ -18,6 +18,7 @@ struct sw_report {
     int64_t open_ms;
     char *reason, *message;
     char *reference, *digest;
+    char *backend;
 };
 
 int sw_report_new(sw_report **out)
@@ -37,6 +38,7 @@ void sw_report_free(sw_report *r)
     sw_free(r->message);
     sw_free(r->reference);
     sw_free(r->digest);
+    sw_free(r->backend);
     sw_free(r);
 }
 
@@ -106,6 +108,12 @@ void sw_report_set_output(sw_report *r, const char *reference, const char *diges
     r->digest = digest ? sw_strdup(digest) : NULL;
 }
 
+void sw_report_set_backend(sw_report *r, const char *backend)
+{
+    sw_free(r->backend);
+    r->backend = backend ? sw_strdup(backend) : NULL;
+}
+
 /* json_string of text that may not be UTF-8 (messages quote inputs): invalid bytes become '?'. */
 static json_t *safe_string(const char *s)
 {
@@ -140,6 +148,8 @@ json_t *sw_report_body(const sw_report *r, const char *ns, const char *name)
                             json_pack("{s:{s:s}}", "to", "imageDigest", r->digest));
     if (r->reference)
         json_object_set_new(status, "outputDockerImageReference", safe_string(r->reference));
+    if (r->backend)
+        json_object_set_new(status, "backend", json_string(r->backend));
     return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "kind", "Build", "apiVersion",
                      "build.openshift.io/v1", "metadata", "name", name, "namespace", ns, "status",
                      status);

@@ -55,8 +55,12 @@ const char *sw_report_reason(const sw_report *r); /* NULL until a failure */
 /* The pushed image: reference (registry/repo:tag) and manifest digest. */
 void sw_report_set_output(sw_report *r, const char *reference, const char *digest);
 
+/* The backend that builds (backend.h): status.backend, slipway's own field. */
+void sw_report_set_backend(sw_report *r, const char *backend);
+
 /* The builds/<n>/details body: {kind, apiVersion, metadata{name, namespace}, status{stages,
- * reason?, message?, output?{to{imageDigest}}, outputDockerImageReference?}}. New reference. */
+ * reason?, message?, output?{to{imageDigest}}, outputDockerImageReference?, backend?}}. New
+ * reference. */
 json_t *sw_report_body(const sw_report *r, const char *ns, const char *name);
 /* PUT the body to /apis/build.openshift.io/v1/namespaces/<ns>/builds/<name>/details. */
 int sw_report_send(const sw_report *r, sw_client *c, const char *ns, const char *name);

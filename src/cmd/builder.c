@@ -4,6 +4,7 @@
  * signal, so its parent sees a kill, not a failure) and runs src/builder/builder.c. */
 #include "cmd/cmd.h"
 
+#include "builder/backend.h"
 #include "builder/builder.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -18,9 +19,10 @@
 static const char usage_text[] =
     "Usage: slipway builder --server URL --token-file FILE --namespace NS --build NAME [flags]\n"
     "\n"
-    "Runs one Build: fetches its source, assembles the image from the Dockerfile without a\n"
-    "container runtime, pushes it, and reports stages and the digest through the Build's\n"
-    "details. The build controller starts it; its output is the build log.\n"
+    "Runs one Build: fetches its source, builds the image from the Dockerfile with a backend\n"
+    "(native: daemonless, COPY-only, reproducible; buildah: the whole grammar, RUN included,\n"
+    "through buildah as root), pushes it, and reports stages and the digest through the\n"
+    "Build's details. The build controller starts it; its output is the build log.\n"
     "\n"
     "Flags:\n"
     "  --server URL                 the API server\n"
@@ -34,11 +36,15 @@ static const char usage_text[] =
     "  --pull-auth FILE             docker config.json with pull credentials\n"
     "  --workdir DIR                where the scratch directory goes (removed at the end)\n"
     "  --threads N                  compression threads (default: online CPUs)\n"
+    "  --backends LIST              the backends this build may use (default native,buildah);\n"
+    "                               the annotation build.slipway.dev/backend forces one\n"
     "  -h, --help                   this help\n"
     "\n"
     "Environment: SOURCE_DATE_EPOCH (layer and config times, default 0), SLIPWAY_COMPRESSION\n"
     "(gzip, zstd or none; default gzip), SLIPWAY_COMPRESSION_LEVEL (gzip 1-9, default 6;\n"
     "zstd 1-19, default 3); the Build's dockerStrategy.env may set all three.\n"
+    "SLIPWAY_BUILDAH (the buildah binary), SLIPWAY_BUILDAH_STORAGE_DRIVER (vfs or overlay;\n"
+    "default vfs).\n"
     "Exit status: 0 built and pushed, 1 the build failed (reason reported), 2 usage,\n"
     "killed by SIGTERM/SIGINT after a clean stop (a shell reports 143/130).\n";
 
@@ -78,8 +84,9 @@ static bool is_flag(const char *arg, const char *name)
 static int parse_flag(flags *f, int argc, char **argv, int *i)
 {
     static const char *const names[] = {
-        "--server",    "--ca",        "--token-file", "--namespace",         "--build",
-        "--push-auth", "--pull-auth", "--workdir",    "--insecure-registry", "--threads"};
+        "--server",    "--ca",        "--token-file", "--namespace", "--build",
+        "--push-auth", "--pull-auth", "--workdir",    "--backends",  "--insecure-registry",
+        "--threads"};
     const char *a = argv[*i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
         f->help = true;
@@ -91,8 +98,9 @@ static int parse_flag(flags *f, int argc, char **argv, int *i)
         const char *v = value(argc, argv, i, names[k]);
         if (!v || !*v)
             return sw_error_set(SW_EINVALID, "flag %s needs a value", names[k]);
-        const char **slots[] = {&f->o.server, &f->o.ca_file,   &f->o.token_file, &f->o.ns,
-                                &f->o.build,  &f->o.push_auth, &f->o.pull_auth,  &f->o.workdir};
+        const char **slots[] = {&f->o.server,    &f->o.ca_file, &f->o.token_file,
+                                &f->o.ns,        &f->o.build,   &f->o.push_auth,
+                                &f->o.pull_auth, &f->o.workdir, &f->o.backends};
         if (k < sizeof(slots) / sizeof(slots[0])) {
             *slots[k] = v;
         } else if (!strcmp(names[k], "--insecure-registry")) {
@@ -127,6 +135,8 @@ static int parse(flags *f, int argc, char **argv)
                                              : NULL;
     if (missing)
         return sw_error_set(SW_EINVALID, "%s is required", missing);
+    if (f->o.backends && sw_backend_list_check(f->o.backends) < 0)
+        return SW_EINVALID;
     f->o.insecure_registries = f->ninsecure ? f->insecure : NULL;
     return 0;
 }

@@ -3,6 +3,7 @@
 #include "cmd/cmd.h"
 
 #include "apiserver/notify.h"
+#include "builder/backend.h"
 #include "apiserver/nscache.h"
 #include "controllers/controllers.h"
 #include "apiserver/server.h"
@@ -48,6 +49,7 @@ typedef struct server_flags {
     int64_t scheduled_interval;
     int64_t scheduled_per_minute;
     int64_t max_running_builds; /* 0: the build controller's default */
+    const char *build_backends; /* --build-backends, NULL: all */
     int64_t idle_timeout;
     int64_t max_connections, max_per_address, header_timeout; /* connlimit.h */
     int64_t body_memory_mib, watch_cache_mib;
@@ -111,6 +113,8 @@ static void usage(FILE *f)
         "  --max-scheduled-imports-per-minute N  global cap on scheduled imports (default 60)\n"
         "  --max-running-builds N      builders running at once (default 2 per CPU, at least 4);\n"
         "                              further builds wait in New\n"
+        "  --build-backends LIST       the build backends builders may use: native, buildah or\n"
+        "                              both (default native,buildah); see docs/builds.md\n"
         "  --controllers LIST          the embedded controllers to run: a comma list of import,\n"
         "                              build, garbagecollector, namespace, managedimage,\n"
         "                              imagetrigger, deployment; * for all (the default);\n"
@@ -255,6 +259,10 @@ static int parse_flags(int argc, char **argv, server_flags *f)
                 f->max_running_builds > 10000)
                 return sw_error_set(SW_EINVALID,
                                     "--max-running-builds: expected 1 to 10000 (0: the default)");
+        } else if ((v = flag_value(argc, argv, &i, "--build-backends"))) {
+            if (sw_backend_list_check(v) < 0)
+                return SW_EINVALID;
+            f->build_backends = v;
         } else if (!strcmp(argv[i], "--plain-http")) {
             f->plain_http = true;
         } else if ((v = flag_value(argc, argv, &i, "--data-dir"))) {
@@ -547,7 +555,8 @@ static int run(server_flags *f)
             .import = {.scheduled_interval_s = (int)f->scheduled_interval,
                        .max_scheduled_per_minute = (int)f->scheduled_per_minute},
             .build = {.insecure_registries = f->insecure,
-                      .max_running = (int)f->max_running_builds},
+                      .max_running = (int)f->max_running_builds,
+                      .backends = f->build_backends},
             .mi = {.registry = api.kctx.registry},
             .rollout_webhook_secret = f->rollout_hook,
             .leader_elect = f->leader_elect < 0 ? f->store && sw_str_prefix(f->store, "etcd://")

@@ -705,7 +705,8 @@ static int launch(sw_build_controller *ctl, const json_t *build, const plan *p)
                         .ca_len = ctl->ca_len,
                         .push_auth = p->push_auth,
                         .pull_auth = p->pull_auth,
-                        .insecure_registries = insecure};
+                        .insecure_registries = insecure,
+                        .backends = ctl->backends};
     error = ctl->strategy->start(ctl->strategy->self, pending, token, &env, &r->run);
     sw_free(insecure);
     memset(token, 0, strlen(token));
@@ -1359,6 +1360,7 @@ int sw_build_controller_new(sw_build_controller **out, sw_client *c, const sw_ku
         ctl->ca_len = ca_len;
     }
     copy_insecure(ctl, o.insecure_registries);
+    ctl->backends = o.backends ? sw_strdup(o.backends) : NULL;
     pthread_mutex_init(&ctl->mu, NULL);
     pthread_cond_init(&ctl->cond, NULL);
     sw_controller_opts co = {.name = "build controller",
@@ -1404,6 +1406,7 @@ void sw_build_controller_free(sw_build_controller *ctl)
     for (size_t i = 0; ctl->insecure && ctl->insecure[i]; i++)
         sw_free(ctl->insecure[i]);
     sw_free(ctl->insecure);
+    sw_free(ctl->backends);
     sw_free(ctl->server);
     sw_free(ctl->ca);
     pthread_mutex_destroy(&ctl->mu);

@@ -26,6 +26,7 @@ typedef struct sw_build_env {
     const char *push_auth;                  /* docker config.json for pushes, or NULL */
     const char *pull_auth;                  /* docker config.json for pulls, or NULL */
     const char *const *insecure_registries; /* NULL-terminated, or NULL */
+    const char *backends; /* the build backends allowed ("native,buildah"), or NULL: all */
 } sw_build_env;
 
 typedef enum sw_build_state {
@@ -67,6 +68,7 @@ typedef struct sw_build_controller_opts {
     sw_build_strategy *strategy; /* NULL: the process strategy (owned by the controller) */
     int max_running; /* builders running at once, all builds together; 0: 2 per CPU, at least 4.
                       * Builds past it stay New until one ends. */
+    const char *backends; /* build backends builders may use (src/builder/backend.h); NULL: all */
 } sw_build_controller_opts;
 
 /* c and f must outlive the controller; its Build, BuildConfig and ImageStream informers are

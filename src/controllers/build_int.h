@@ -35,6 +35,7 @@ struct sw_build_controller {
     char *ca;     /* CA PEM for builders, or NULL */
     size_t ca_len;
     char **insecure;                         /* NULL-terminated */
+    char *backends;                          /* --build-backends, or NULL */
     sw_informer *builds, *configs, *streams; /* the factory's */
     sw_controller *loop;                     /* work queue and workers */
     pthread_mutex_t mu; /* runners, nrunners, requeuing, deferred, stopping, runner->deleted */

@@ -147,6 +147,10 @@ static int prepare(proc_strategy *ps, proc_run *r, const json_t *build, const ch
     }
     arg(a, "--workdir");
     arg(a, a->work);
+    if (env->backends) {
+        arg(a, "--backends");
+        arg(a, env->backends);
+    }
     if (a->argc >= MAX_ARGS)
         return sw_error_set(SW_ELIMIT, "too many builder arguments");
     return 0;

@@ -478,7 +478,8 @@ const sw_kind sw_kind_build = {
                    "\"completionTimestamp\":\"string\",\"duration\":\"integer\","
                    "\"outputDockerImageReference\":\"string\",\"config\":" SW_BUILD_OBJREF ","
                    "\"output\":{\"to\":{\"imageDigest\":\"string\"}},\"stages\":[\"any\"],"
-                   "\"logSnippet\":\"string\",\"conditions\":[\"any\"]}}",
+                   "\"logSnippet\":\"string\",\"backend\":\"string\","
+                   "\"conditions\":[\"any\"]}}",
     .field_selectors = build_fields,
     .columns = build_columns,
     .ncolumns = 5,

@@ -101,7 +101,7 @@ static json_t *new_build(const json_t *bc, json_t *spec, int64_t number)
                                        "failedBuildsHistoryLimit"};
     for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
         json_object_del(spec, drop[i]);
-    return json_pack(
+    json_t *build = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s, s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, s:o}",
         "apiVersion", "build.openshift.io/v1", "kind", "Build", "metadata", "name", bname,
         "namespace", sw_json_str_at(bc, "metadata.namespace"), "labels", labels, "annotations",
@@ -109,6 +109,16 @@ static json_t *new_build(const json_t *bc, json_t *spec, int64_t number)
         "apiVersion", "build.openshift.io/v1", "kind", "BuildConfig", "name", name, "uid",
         sw_json_str_at(bc, "metadata.uid") ?: "", "controller", 1, "blockOwnerDeletion", 1, "spec",
         spec);
+    /* the build backend's settings (docs/builds.md, "Backends") travel from config to build */
+    static const char *const keep[] = {"build.slipway.dev/backend", "build.slipway.dev/network",
+                                       "build.slipway.dev/target"};
+    json_t *from = sw_json_at(bc, "metadata.annotations");
+    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+        json_t *v = json_object_get(from, keep[i]);
+        if (json_is_string(v))
+            json_object_set(sw_json_at(build, "metadata.annotations"), keep[i], v);
+    }
+    return build;
 }
 
 /* Bumps bc's lastVersion past floor (retrying conflicts): *saved is the BuildConfig after it,
@@ -250,7 +260,8 @@ int sw_build_build_clone(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
 }
 
 /* builds/<n>/details: what a builder may report — reason, message, stages, the output digest,
- * the pushed reference, a log snippet, and the phase moving forward. */
+ * the pushed reference, a log snippet, the backend that built (slipway's status.backend), and
+ * the phase moving forward. */
 int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq *r,
                            sw_subresp *out)
 {
@@ -258,7 +269,7 @@ int sw_build_build_details(const sw_kind_ctx *ctx, sw_objects *o, const sw_subre
         "phase",      "reason",         "message",
         "stages",     "output",         "outputDockerImageReference",
         "logSnippet", "startTimestamp", "completionTimestamp",
-        "duration"};
+        "duration",   "backend"};
     json_t *body = NULL, *build = NULL;
     int error = strcmp(r->method, "PUT") && strcmp(r->method, "POST")
                     ? sw_error_set(SW_EMETHOD, "details takes a PUT of the Build")

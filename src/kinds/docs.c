@@ -121,6 +121,7 @@ const sw_field_doc sw_docs_build[] = {
     {"status.conditions", "One condition per phase, as OpenShift sets them (kubectl wait "
                           "--for=condition=Complete)."},
     {"status.logSnippet", "The last lines of a failed build's log."},
+    {"status.backend", "slipway: the build backend that built the image (native or buildah)."},
     {NULL, NULL},
 };
 
