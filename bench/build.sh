@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/build.sh: slipway's daemonless build (`slipway builder`) against umoci + skopeo copy,
-# against buildah bud --storage-driver vfs + buildah push, and against the single-stream floor
-# (tar | gzip -6 | sha256sum, tar | zstd -3 | sha256sum), in one run (issue 4). A deterministic
+# against buildah bud --storage-driver vfs + buildah push, against the single-stream floor
+# (tar | gzip -6 | sha256sum, tar | zstd -3 | sha256sum), and (issue 16) the same context plus
+# two RUN lines through slipway's buildah backend against plain buildah bud + push, in one run
+# (issue 4). A deterministic
 # context of BENCH_FILES files (~BENCH_MB MB of text and random data, a Dockerfile `FROM scratch`
 # + `COPY . /app/`) is built and pushed by each to one local docker-registry
 # (tests/lib/registry.sh); slipway cold and unchanged, gzip and zstd, plus the user path
@@ -20,7 +22,7 @@ SLIPWAY=${SLIPWAY:-$BUILD/slipway}
 FILES=${BENCH_FILES:-2000}
 MB=${BENCH_MB:-50}
 RUNS=${BENCH_RUNS:-3}
-ONLY=${BENCH_ONLY:-floor,slipway,umoci,buildah,user}
+ONLY=${BENCH_ONLY:-floor,slipway,umoci,buildah,run,user}
 NS=default
 START_TIMEOUT=60
 
@@ -214,12 +216,14 @@ api() {
 # field EXPR < JSON: a Python expression over the document o.
 field() { python3 -c 'import json, sys; o = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
 
-# mkbc NAME IMAGE: a BuildConfig with a Binary source, the context's Dockerfile, output IMAGE.
+# mkbc NAME IMAGE [DOCKERFILE]: a BuildConfig with a Binary source, the context's Dockerfile
+# (or DOCKERFILE's text instead), output IMAGE.
 mkbc() {
-    local out
+    local out df=
+    [[ -n ${3:-} ]] && df=", \"dockerfile\": $(python3 -c 'import json, sys; print(json.dumps(open(sys.argv[1]).read()))' "$3")"
     out=$(api POST buildconfigs -H 'Content-Type: application/json' -d "{\"apiVersion\":
         \"build.openshift.io/v1\", \"kind\": \"BuildConfig\", \"metadata\": {\"name\": \"$1\"},
-        \"spec\": {\"source\": {\"type\": \"Binary\"}, \"strategy\": {\"type\": \"Docker\",
+        \"spec\": {\"source\": {\"type\": \"Binary\"$df}, \"strategy\": {\"type\": \"Docker\",
         \"dockerStrategy\": {}}, \"output\": {\"to\": {\"kind\": \"DockerImage\",
         \"name\": \"$2\"}}}}") || fail "create BuildConfig $1"
     [[ $(field 'o["metadata"]["name"]' <<<"$out" 2>/dev/null) == "$1" ]] ||
@@ -364,6 +368,49 @@ measure_buildah() {
     rm -rf "$TMP/buildah"
 }
 
+# The RUN phase (issue 16): the same context, FROM a busybox base, COPY . /app/ plus two RUN
+# lines, through slipway's buildah backend (the builder timed from start to pushed digest) and
+# through plain buildah bud (chroot isolation) + buildah push, each from an empty storage root
+# (so both pull the base). The base is made once, untimed, by buildah from the static busybox.
+setup_run() {
+    local bb
+    bb=$(command -v busybox) || { NA[run]="busybox is not installed (busybox-static)"; return; }
+    [[ -n ${NA[buildah]:-} ]] && { NA[run]=${NA[buildah]}; return; }
+    [[ $(id -u) == 0 ]] || { NA[run]="the buildah backend runs RUN as root only"; return; }
+    mkdir -p "$TMP/bb"
+    cp "$bb" "$TMP/bb/busybox"
+    printf 'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n' \
+        >"$TMP/bb/Dockerfile"
+    if ! buildah_cmd bud --isolation chroot -q -t localhost/bench/busybox:1 "$TMP/bb" \
+        >"$TMP/bb.out" 2>&1 ||
+        ! buildah_cmd push --tls-verify=false -q localhost/bench/busybox:1 \
+            "docker://$REG/base/busybox:1" >>"$TMP/bb.out" 2>&1; then
+        NA[run]="cannot build the busybox base: $(tail -n 1 "$TMP/bb.out")"
+    fi
+    rm -rf "$TMP/buildah" "$TMP/bb"
+    printf 'FROM %s/base/busybox:1\nCOPY . /app/\nRUN echo built > /app/run1.txt\nRUN find /app -type f | wc -l > /app/run2.txt\n' \
+        "$REG" >"$TMP/Dockerfile.run"
+}
+
+measure_run() {
+    local round=$1 ok=1
+    mkbc "bench-run-$round" "$REG/slipway/run-$round:latest" "$TMP/Dockerfile.run"
+    builder sw_run "bench-run-$round" gzip
+    grep -q '^Backend: buildah' "$TMP/sw_run.log" || R[sw_run.note]="NOT built by the buildah backend"
+    timed buildah_run_bud "$TMP/buildah-run.out" buildah_cmd bud --isolation chroot \
+        --tls-verify=false -q -f "$TMP/Dockerfile.run" -t "localhost/bench/run:$round" "$CTX" || ok=0
+    if [[ $ok == 1 ]]; then
+        timed buildah_run_push "$TMP/buildah-run.out" buildah_cmd push --tls-verify=false -q \
+            "localhost/bench/run:$round" "docker://$REG/buildah/run-$round:latest" || ok=0
+    fi
+    if [[ $ok == 1 ]]; then
+        add buildah_run_total "$(sum "${R[buildah_run_bud.runs]##* }" "${R[buildah_run_push.runs]##* }")"
+    else
+        add buildah_run_total fail
+    fi
+    rm -rf "$TMP/buildah"
+}
+
 # the user path once: slipway server with its controllers, `start-build --from-dir --wait`
 # (the CLI tars and uploads the directory; the controller spawns the builder), cold then again.
 measure_user() {
@@ -453,6 +500,14 @@ report() {
         "${NA[buildah]:+see above}${NA[buildah]:-$(runs buildah_push)}"
     row "buildah, total" "$(cell buildah_total buildah)" - \
         "${NA[buildah]:+see above}${NA[buildah]:-layer ${R[buildah.size]:-?} MB; $(runs buildah_total)}"
+    row "RUN: slipway builder, buildah backend" "$(cell sw_run run)" - \
+        "${NA[run]:-${R[sw_run.note]:+${R[sw_run.note]}; }start to pushed digest; $(runs sw_run)}"
+    row "RUN: buildah bud --isolation chroot" "$(cell buildah_run_bud run)" - \
+        "${NA[run]:+see above}${NA[run]:-$(runs buildah_run_bud)}"
+    row "  + buildah push" "$(cell buildah_run_push run)" - \
+        "${NA[run]:+see above}${NA[run]:-$(runs buildah_run_push)}"
+    row "RUN: plain buildah, total" "$(cell buildah_run_total run)" - \
+        "${NA[run]:+see above}${NA[run]:-$(runs buildah_run_total)}"
     row "slipway user path, cold (1 run)" "$(cell user_cold)" - \
         "start-build --from-dir --wait, controllers; Build durations ${R[user.dur]:-?} s"
     row "slipway user path, unchanged (1 run)" "$(cell user_again)" - ""
@@ -488,6 +543,11 @@ report() {
     printf '  %-58s %8s  %s\n' "unchanged rebuild <= 0.1 x cold (gzip)" "$r" "$(verdict "$r" 0.1 "<=")"
     r=$(ratio "$(cell sw_zstd_again)" "$z")
     printf '  %-58s %8s  %s\n' "unchanged rebuild <= 0.1 x cold (zstd)" "$r" "$(verdict "$r" 0.1 "<=")"
+    echo "Targets (issue 16):"
+    r=$(ratio "$(cell sw_run run)" "$(cell buildah_run_total run)")
+    printf '  %-58s %8s  %s\n' "RUN build: slipway's buildah path <= 1.1 x plain buildah" "$r" \
+        "$(verdict "$r" 1.1 "<=")"
+    echo "  (the COPY-only native figures are the rows above, unchanged in kind)"
 }
 
 # same_pair COMP: did every unchanged rebuild push the digest of the cold build before it?
@@ -523,14 +583,20 @@ main() {
     reg_start reg "$port" || fail "the registry did not start"
     [[ ,$ONLY, == *,buildah,* ]] && buildah_probe
     [[ -n ${NA[buildah]:-} ]] && log "  buildah: n/a: ${NA[buildah]}"
-    [[ ,$ONLY, == *,slipway,* ]] && start_slipway builder --no-controllers
+    if [[ ,$ONLY, == *,run,* ]]; then
+        [[ ,$ONLY, == *,buildah,* ]] || buildah_probe
+        setup_run
+        [[ -n ${NA[run]:-} ]] && log "  run: n/a: ${NA[run]}"
+    fi
+    [[ ,$ONLY, == *,slipway,* || ,$ONLY, == *,run,* ]] && start_slipway builder --no-controllers
     LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
     for ((round = 1; round <= RUNS; round++)); do
         log "==== round $round of $RUNS"
         set_round "$round"
-        for phase in floor slipway umoci buildah; do
+        for phase in floor slipway umoci buildah run; do
             [[ ,$ONLY, == *,$phase,* ]] || continue
             [[ $phase == buildah && -n ${NA[buildah]:-} ]] && continue
+            [[ $phase == run && -n ${NA[run]:-} ]] && continue
             "measure_$phase" "$round"
         done
     done

@@ -233,6 +233,11 @@ static const char *spec_str(const bld *b, const char *path)
     return sw_json_str_at(json_object_get(b->build, "spec"), path);
 }
 
+static bool source_strategy(const bld *b)
+{
+    return sw_str_eq(spec_str(b, "strategy.type"), "Source");
+}
+
 /* An env-style list ([{name, value}]) as "K=V" strings; valueFrom entries are skipped with a
  * warning (the builder cannot read secrets or config maps). */
 static void env_list(bld *b, const char *path, const char *what, char ***out, bool image_env)
@@ -302,10 +307,13 @@ static int options(bld *b)
         return sw_error_set(SW_EINVALID, "SLIPWAY_COMPRESSION_LEVEL=%.40s: want 1-%d for %s", lvl,
                             top, sw_compress_kind_name(b->compression));
     b->level = (int)level;
-    b->no_cache =
-        sw_json_bool_at(json_object_get(b->build, "spec"), "strategy.dockerStrategy.noCache");
-    b->force_pull =
-        sw_json_bool_at(json_object_get(b->build, "spec"), "strategy.dockerStrategy.forcePull");
+    const char *strategy =
+        source_strategy(b) ? "strategy.sourceStrategy" : "strategy.dockerStrategy";
+    char path[64];
+    snprintf(path, sizeof(path), "%s.noCache", strategy);
+    b->no_cache = sw_json_bool_at(json_object_get(b->build, "spec"), path);
+    snprintf(path, sizeof(path), "%s.forcePull", strategy);
+    b->force_pull = sw_json_bool_at(json_object_get(b->build, "spec"), path);
     const char *net = build_annotation(b, SW_BACKEND_NETWORK_KEY);
     if (net && strcmp(net, "host") && strcmp(net, "none"))
         return sw_error_set(SW_EINVALID,
@@ -315,7 +323,8 @@ static int options(bld *b)
     if (b->target && !*b->target)
         b->target = NULL;
     env_list(b, "strategy.dockerStrategy.buildArgs", "build arg", &b->build_args, false);
-    env_list(b, "strategy.dockerStrategy.env", "env", &b->env, true);
+    snprintf(path, sizeof(path), "%s.env", strategy);
+    env_list(b, path, "env", &b->env, true);
     return 0;
 }
 
@@ -414,9 +423,43 @@ static int fetch_git(bld *b)
     return 0;
 }
 
+/* The Source strategy (s2i-style) as a Dockerfile: the source copied to /tmp/src, the builder
+ * image's /usr/libexec/s2i/assemble run with sourceStrategy.env in its environment (as ARGs,
+ * whose names the API validated; their values go in as build args), run as the CMD. */
+static int source_dockerfile(bld *b)
+{
+    const char *from = spec_str(b, "strategy.sourceStrategy.from.name");
+    if (!sw_str_eq(spec_str(b, "strategy.sourceStrategy.from.kind"), "DockerImage") || !from ||
+        !*from || strpbrk(from, " \t\r\n"))
+        return sw_error_set(SW_EINVALID, "spec.strategy.sourceStrategy.from must be resolved to a "
+                                         "DockerImage pull spec before the builder starts");
+    sw_buf df = SW_BUF_INIT(SW_DOCKERFILE_MAX_BYTES);
+    sw_buf_printf(&df, "FROM %s\n", from);
+    for (size_t i = 0; b->env && b->env[i]; i++) {
+        const char *eq = strchr(b->env[i], '=');
+        sw_buf_printf(&df, "ARG %.*s\n", (int)(eq - b->env[i]), b->env[i]);
+    }
+    sw_buf_puts(&df, "COPY . /tmp/src\n"
+                     "RUN /usr/libexec/s2i/assemble\n"
+                     "CMD [\"/usr/libexec/s2i/run\"]\n");
+    if (sw_buf_error(&df)) {
+        sw_buf_dispose(&df);
+        return sw_error_set(SW_ELIMIT, "the source strategy's Dockerfile is too long");
+    }
+    b->dockerfile = sw_buf_detach(&df, &b->dockerfile_len);
+    size_t n = 0;
+    while (b->build_args && b->build_args[n])
+        n++;
+    for (size_t i = 0; b->env && b->env[i]; i++) /* visible to assemble */
+        strv_push(&b->build_args, &n, sw_strdup(b->env[i]));
+    return 0;
+}
+
 static int read_dockerfile(bld *b)
 {
     const char *inline_df = spec_str(b, "source.dockerfile");
+    if (source_strategy(b))
+        return source_dockerfile(b);
     const char *path = spec_str(b, "strategy.dockerStrategy.dockerfilePath");
     const sw_src_node *n = NULL;
     if (inline_df) {
@@ -1101,6 +1144,11 @@ static void job_init(bld *b, sw_backend_job *j)
 static int choose(bld *b)
 {
     const char *forced = build_annotation(b, SW_BACKEND_KEY);
+    if (source_strategy(b) && sw_str_eq(forced, "native"))
+        return sw_error_set(SW_EINVALID, "the Source strategy runs assemble: it needs the buildah "
+                                         "backend, not native (annotation " SW_BACKEND_KEY ")");
+    if (source_strategy(b))
+        forced = "buildah";
     char native_msg[MSG_MAX] = "", why[512] = "";
     int native = parse_dockerfile(b);
     if (native < 0)

@@ -1,4 +1,5 @@
-/* new_build: `slipway new-build`, as `oc new-build` for the Docker strategy: a BuildConfig from a
+/* new_build: `slipway new-build`, as `oc new-build` for the Docker and Source strategies (Source:
+ * --strategy=source with a builder image, --image or --image-stream): a BuildConfig from a
  * directory (Binary source, built with start-build --from-dir), a git repository (a URL, or a
  * local directory with .git), or a Dockerfile given inline or in a file; its output an image
  * stream tag (default <name>:latest; the stream is created when missing) or a registry image.
@@ -30,6 +31,8 @@ typedef enum source_type { SRC_NONE, SRC_BINARY, SRC_GIT, SRC_DOCKERFILE } sourc
 typedef struct nb_opts {
     const char *name, *dockerfile, *dockerfile_file, *to, *to_docker, *push_secret;
     const char *strategy, *context_dir;
+    const char *image, *image_stream; /* the Source strategy's builder image */
+    bool source;                      /* --strategy=source */
     bool binary, no_output;
     const char *arg; /* the source argument, or NULL */
     source_type type;
@@ -194,11 +197,19 @@ static int check_flags(const nb_opts *o)
         return sw_error_set(SW_EINVALID, "--push-secret needs an output");
     if (o->push_secret && sw_names_check_subdomain(o->push_secret) < 0)
         return sw_names_invalid(SW_EINVALID, "--push-secret", o->push_secret, sw_error_msg());
-    if (o->strategy && strcmp(o->strategy, "docker") && strcmp(o->strategy, "Docker"))
-        return sw_error_set(SW_EINVALID,
-                            "--strategy \"%s\" is not supported: slipway builds "
-                            "with the docker strategy only",
-                            o->strategy);
+    if (o->strategy && strcmp(o->strategy, "docker") && strcmp(o->strategy, "Docker") &&
+        strcmp(o->strategy, "source") && strcmp(o->strategy, "Source"))
+        return sw_error_set(
+            SW_EINVALID, "--strategy \"%s\" is not supported: want docker or source", o->strategy);
+    if (o->source && !o->image == !o->image_stream)
+        return sw_error_set(SW_EINVALID, "--strategy=source needs the builder image: give "
+                                         "--image=REF or --image-stream=STREAM[:TAG]");
+    if (!o->source && (o->image || o->image_stream))
+        return sw_error_set(SW_EINVALID, "--image and --image-stream name the builder image of "
+                                         "--strategy=source");
+    if (o->source && (o->dockerfile || o->dockerfile_file))
+        return sw_error_set(SW_EINVALID, "--strategy=source builds with the builder image's "
+                                         "assemble script, not a Dockerfile");
     if (o->to_docker && !*o->to_docker)
         return sw_error_set(SW_EINVALID, "--to-docker needs an image reference");
     if (o->binary && o->arg && is_url(o->arg))
@@ -214,6 +225,7 @@ static int plan(const sw_cli *cli, nb_opts *o)
         return sw_error_set(SW_EINVALID, "new-build takes one source: a directory or a git "
                                          "repository URL");
     o->arg = cli->nargs ? cli->args[0] : NULL;
+    o->source = o->strategy && !strcasecmp(o->strategy, "source");
     int error = check_flags(o);
     if (error == 0 && o->dockerfile)
         o->dockerfile_text = sw_strdup(o->dockerfile);
@@ -287,6 +299,26 @@ static json_t *output_json(const nb_opts *o)
     return out;
 }
 
+/* The strategy: Docker, or Source with its builder image (and an ImageChange trigger on it when
+ * it is a stream tag, as oc adds). */
+static json_t *strategy_json(const nb_opts *o, json_t *triggers)
+{
+    if (!o->source)
+        return json_pack("{s:s, s:{}}", "type", "Docker", "dockerStrategy");
+    json_t *from;
+    if (o->image) {
+        from = json_pack("{s:s, s:s}", "kind", "DockerImage", "name", o->image);
+    } else {
+        char tag[600];
+        snprintf(tag, sizeof(tag), "%s%s", o->image_stream,
+                 strchr(o->image_stream, ':') ? "" : ":latest");
+        from = json_pack("{s:s, s:s}", "kind", "ImageStreamTag", "name", tag);
+        json_array_append_new(triggers,
+                              json_pack("{s:s, s:{}}", "type", "ImageChange", "imageChange"));
+    }
+    return json_pack("{s:s, s:{s:o}}", "type", "Source", "sourceStrategy", "from", from);
+}
+
 static json_t *buildconfig(const nb_opts *o, const char *ns)
 {
     json_t *triggers = json_array();
@@ -294,13 +326,14 @@ static json_t *buildconfig(const nb_opts *o, const char *ns)
     json_array_append_new(triggers, webhook_trigger("Generic", "generic"));
     if (o->type != SRC_BINARY)
         json_array_append_new(triggers, json_pack("{s:s}", "type", "ConfigChange"));
+    json_t *strategy = strategy_json(o, triggers);
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, "
-                     "s:{s:o, s:s, s:o, s:{s:s, s:{}}, s:o}}",
+                     "s:{s:o, s:s, s:o, s:o, s:o}}",
                      "apiVersion", "build.openshift.io/v1", "kind", "BuildConfig", "metadata",
                      "name", o->bc, "namespace", ns, "labels", "build", o->bc, "annotations",
                      "openshift.io/generated-by", "slipway new-build", "spec", "triggers", triggers,
-                     "runPolicy", "Serial", "source", source_json(o), "strategy", "type", "Docker",
-                     "dockerStrategy", "output", output_json(o));
+                     "runPolicy", "Serial", "source", source_json(o), "strategy", strategy,
+                     "output", output_json(o));
 }
 
 /* The output stream, created unless it exists (*created says which). */
@@ -425,8 +458,21 @@ int sw_cmd_new_build(int argc, char **argv)
         {.name = "strategy",
          .kind = SW_CLI_STRING,
          .value = &o.strategy,
-         .arg = "docker",
-         .help = "The build strategy; only docker is supported."},
+         .arg = "docker|source",
+         .help = "The build strategy: docker (the default) or source (s2i-style: the builder "
+                 "image's /usr/libexec/s2i/assemble runs on the source)."},
+        {.name = "image",
+         .kind = SW_CLI_STRING,
+         .value = &o.image,
+         .arg = "REF",
+         .help = "The Source strategy's builder image, a registry image."},
+        {.name = "image-stream",
+         .short_name = 'i',
+         .kind = SW_CLI_STRING,
+         .value = &o.image_stream,
+         .arg = "STREAM[:TAG]",
+         .help = "The Source strategy's builder image, an image stream tag (rebuilt when it "
+                 "changes)."},
         {.name = "binary",
          .kind = SW_CLI_BOOL,
          .value = &o.binary,
@@ -446,12 +492,14 @@ int sw_cmd_new_build(int argc, char **argv)
             "A directory makes a Binary source (start builds with 'slipway start-build\n"
             "NAME --from-dir=DIR'); a git URL (https://, file://, ...) or a local directory\n"
             "with a .git makes a Git source (URL#REF picks a branch or tag); --dockerfile\n"
-            "alone makes a Dockerfile source. The strategy is Docker; the output is the image\n"
-            "stream tag NAME:latest unless --to or --to-docker says otherwise.",
+            "alone makes a Dockerfile source. The strategy is Docker unless --strategy=source\n"
+            "names a builder image; the output is the image stream tag NAME:latest unless\n"
+            "--to or --to-docker says otherwise.",
         .examples = "  slipway new-build ./app --name=app\n"
                     "  slipway new-build https://git.example.com/org/app.git#main\n"
                     "  slipway new-build --name=hello --dockerfile=$'FROM scratch\\nCOPY . /'\n"
-                    "  slipway new-build --binary --name=web --to-docker=registry:5000/web:1\n",
+                    "  slipway new-build --binary --name=web --to-docker=registry:5000/web:1\n"
+                    "  slipway new-build ./app --strategy=source --image-stream=python:3.11\n",
         .flags = flags,
         .nflags = sizeof(flags) / sizeof(flags[0]),
     };

@@ -452,7 +452,7 @@ static void base_insecure_from_trigger(sw_build_controller *ctl, const json_t *b
 
 static int resolve_base(sw_build_controller *ctl, const json_t *build, plan *p)
 {
-    const json_t *from = sw_json_at(build, "spec.strategy.dockerStrategy.from");
+    const json_t *from = sw_build_strategy_from(build);
     const char *kind = sw_json_str_at(from, "kind");
     const char *name = sw_json_str_at(from, "name");
     const char *ns = sw_json_str_at(from, "namespace");
@@ -606,14 +606,15 @@ static int resolve_secret(sw_build_controller *ctl, const json_t *build, const c
 
 static int make_plan(sw_build_controller *ctl, const json_t *build, plan *p)
 {
+    char pull[64];
+    snprintf(pull, sizeof(pull), "%s.pullSecret.name", sw_build_strategy_path(build));
     int error = resolve_base(ctl, build, p);
     if (error == 0 && !p->wait_reason)
         error = resolve_output(ctl, build, p);
     if (error == 0 && !p->wait_reason && !p->fail_reason)
         error = resolve_secret(ctl, build, "spec.output.pushSecret.name", "push", &p->push_auth, p);
     if (error == 0 && !p->wait_reason && !p->fail_reason)
-        error = resolve_secret(ctl, build, "spec.strategy.dockerStrategy.pullSecret.name", "pull",
-                               &p->pull_auth, p);
+        error = resolve_secret(ctl, build, pull, "pull", &p->pull_auth, p);
     return error;
 }
 
@@ -646,7 +647,9 @@ static int mark_pending(sw_build_controller *ctl, const json_t *build, const pla
     *out = NULL;
     if (p->base) {
         json_t *copy = json_deep_copy(build);
-        sw_json_set_path(copy, "spec.strategy.dockerStrategy.from",
+        char path[64];
+        snprintf(path, sizeof(path), "%s.from", sw_build_strategy_path(build));
+        sw_json_set_path(copy, path,
                          json_pack("{s:s, s:s}", "kind", "DockerImage", "name", p->base));
         error = sw_client_update(ctl->client, RES_BUILDS, NULL, copy, &next);
         json_decref(copy);
@@ -866,7 +869,7 @@ static const json_t *trigger_from(const json_t *config, const json_t *trigger)
 {
     const json_t *from = sw_json_at(trigger, "imageChange.from");
     if (!from || !sw_json_str_at(from, "name"))
-        from = sw_json_at(config, "spec.strategy.dockerStrategy.from");
+        from = sw_build_strategy_from(config);
     return sw_str_eq(sw_json_str_at(from, "kind"), "ImageStreamTag") ? from : NULL;
 }
 
@@ -974,7 +977,7 @@ static int image_trigger(sw_build_controller *ctl, const json_t *config, const j
                             "message", "Image change", "imageChangeBuild", "imageID", image,
                             "fromRef", "kind", "ImageStreamTag", "namespace", ns, "name", name,
                             "triggeredByImage", "kind", "DockerImage", "name", image);
-    if (same_ref(config, from, sw_json_at(config, "spec.strategy.dockerStrategy.from")))
+    if (same_ref(config, from, sw_build_strategy_from(config)))
         json_object_set_new(req, "from",
                             json_pack("{s:s, s:s}", "kind", "DockerImage", "name", image));
     error = instantiate(ctl, config, req);
@@ -1238,7 +1241,7 @@ static json_t *config_streams(const json_t *config)
     const char *cns = sw_json_str_at(config, "metadata.namespace");
     json_t *out = json_array(), *t;
     size_t i;
-    add_stream_of(out, sw_json_at(config, "spec.strategy.dockerStrategy.from"), cns);
+    add_stream_of(out, sw_build_strategy_from(config), cns);
     json_array_foreach(sw_json_at(config, "spec.triggers"), i, t)
         add_stream_of(out, sw_json_at(t, "imageChange.from"), cns);
     return out;
@@ -1248,8 +1251,7 @@ static json_t *config_streams(const json_t *config)
 static json_t *build_stream(const json_t *build)
 {
     json_t *out = json_array();
-    add_stream_of(out, sw_json_at(build, "spec.strategy.dockerStrategy.from"),
-                  sw_json_str_at(build, "metadata.namespace"));
+    add_stream_of(out, sw_build_strategy_from(build), sw_json_str_at(build, "metadata.namespace"));
     return out;
 }
 

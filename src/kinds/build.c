@@ -56,10 +56,22 @@ static int check_env_names(const json_t *spec, const char *path)
     return 0;
 }
 
+const char *sw_build_strategy_path(const json_t *obj)
+{
+    return sw_str_eq(sw_json_str_at(obj, "spec.strategy.type"), "Source")
+               ? "spec.strategy.sourceStrategy"
+               : "spec.strategy.dockerStrategy";
+}
+
+const json_t *sw_build_strategy_from(const json_t *obj)
+{
+    return json_object_get(sw_json_at(obj, sw_build_strategy_path(obj)), "from");
+}
+
 int sw_build_validate_common(const json_t *spec)
 {
     static const char *const sources[] = {"Git", "Dockerfile", "Binary", "None", NULL};
-    static const char *const strategies[] = {"Docker", NULL};
+    static const char *const strategies[] = {"Docker", "Source", NULL};
     static const char *const outputs[] = {"ImageStreamTag", "DockerImage", NULL};
     static const char *const froms[] = {"DockerImage", "ImageStreamTag", "ImageStreamImage", NULL};
     int error = sw_kind_check_enum(spec, NULL, "source.type", sources, false);
@@ -67,6 +79,14 @@ int sw_build_validate_common(const json_t *spec)
         error = sw_kind_check_enum(spec, NULL, "strategy.type", strategies, true);
     if (error == 0 && sw_json_at(spec, "strategy.dockerStrategy.from"))
         error = sw_kind_check_enum(spec, NULL, "strategy.dockerStrategy.from.kind", froms, true);
+    bool source = sw_str_eq(sw_json_str_at(spec, "strategy.type"), "Source");
+    if (error == 0 && source && !sw_json_str_at(spec, "strategy.sourceStrategy.from.name"))
+        error = sw_error_set(SW_EINVALID, "spec.strategy.sourceStrategy.from.name: Required value: "
+                                          "the builder image");
+    if (error == 0 && source)
+        error = sw_kind_check_enum(spec, NULL, "strategy.sourceStrategy.from.kind", froms, true);
+    if (error == 0 && source)
+        error = check_env_names(spec, "strategy.sourceStrategy.env");
     if (error == 0 && sw_json_at(spec, "output.to"))
         error = sw_kind_check_enum(spec, NULL, "output.to.kind", outputs, true);
     if (error == 0 && sw_str_eq(sw_json_str_at(spec, "source.type"), "Git") &&
@@ -110,6 +130,8 @@ static void default_strategy_type(json_t *spec)
 {
     if (!sw_json_str_at(spec, "strategy.type") && sw_json_at(spec, "strategy.dockerStrategy"))
         sw_json_set_path(spec, "strategy.type", json_string("Docker"));
+    else if (!sw_json_str_at(spec, "strategy.type") && sw_json_at(spec, "strategy.sourceStrategy"))
+        sw_json_set_path(spec, "strategy.type", json_string("Source"));
 }
 
 static int bc_prepare_create(const sw_kind_ctx *ctx, json_t *obj)

@@ -83,6 +83,12 @@ int sw_build_build_token(const sw_kind_ctx *ctx, sw_objects *o, const sw_subreq 
 
 /* Complete, Failed, Error or Cancelled. */
 bool sw_build_phase_terminal(const char *phase);
+
+/* The strategy object's path of a Build or BuildConfig: "spec.strategy.sourceStrategy" when
+ * spec.strategy.type is Source, else "spec.strategy.dockerStrategy". */
+const char *sw_build_strategy_path(const json_t *obj);
+/* The strategy's "from" (the base or builder image), or NULL. */
+const json_t *sw_build_strategy_from(const json_t *obj);
 /* A binary source's asFile: a plain file name (no '/' or '\\', not "." or "..", no control
  * characters, 1-255 bytes). */
 bool sw_build_file_name_ok(const char *name);

@@ -60,14 +60,17 @@ static void merge_env(json_t *spec, const char *path, const json_t *extra)
 /* The request's overrides on a Build spec. */
 static void apply_request(json_t *spec, const json_t *req)
 {
-    merge_env(spec, "strategy.dockerStrategy.env", json_object_get(req, "env"));
+    bool source = sw_str_eq(sw_json_str_at(spec, "strategy.type"), "Source");
+    merge_env(spec, source ? "strategy.sourceStrategy.env" : "strategy.dockerStrategy.env",
+              json_object_get(req, "env"));
     merge_env(spec, "strategy.dockerStrategy.buildArgs",
               sw_json_at(req, "dockerStrategyOptions.buildArgs"));
     json_t *nc = sw_json_at(req, "dockerStrategyOptions.noCache");
     if (json_is_boolean(nc))
         sw_json_set_path(spec, "strategy.dockerStrategy.noCache", json_incref(nc));
     if (json_object_get(req, "from"))
-        sw_json_set_path(spec, "strategy.dockerStrategy.from",
+        sw_json_set_path(spec,
+                         source ? "strategy.sourceStrategy.from" : "strategy.dockerStrategy.from",
                          json_deep_copy(json_object_get(req, "from")));
     if (json_object_get(req, "revision"))
         json_object_set(spec, "revision", json_object_get(req, "revision"));

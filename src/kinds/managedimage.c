@@ -177,6 +177,10 @@ static int mi_validate(const sw_kind_ctx *ctx, const json_t *obj, const json_t *
     if (!json_is_object(sw_json_at(spec, "strategy")))
         return sw_error_set(SW_EINVALID, "spec.strategy: Required value: how the image is built "
                                          "(type Docker)");
+    if (sw_str_eq(sw_json_str_at(spec, "strategy.type"), "Source"))
+        return sw_error_set(SW_EINVALID, "spec.strategy.type: Unsupported value: \"Source\": a "
+                                         "ManagedImage builds with the Docker strategy: supported "
+                                         "values: \"Docker\"");
     int error = sw_build_validate_common(spec);
     if (error < 0)
         return error;

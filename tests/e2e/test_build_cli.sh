@@ -116,7 +116,10 @@ check_usage()
     expect_exit "cancel-build without builds: exit 2" 2 sw cancel-build
     expect_exit "new-build without a source: exit 2" 2 sw new-build --name=x
     expect_contains "... says what a source is" "you must give a source" "$OUT"
-    expect_exit "new-build --strategy=source: exit 2" 2 sw new-build --binary --name=x --strategy=source
+    expect_exit "new-build --strategy=source without a builder image: exit 2" 2 \
+        sw new-build --binary --name=x --strategy=source
+    expect_contains "... says which flag names it" "--image=REF or --image-stream" "$OUT"
+    expect_exit "new-build --strategy=custom: exit 2" 2 sw new-build --binary --name=x --strategy=custom
     expect_exit "new-build --to and --to-docker: exit 2" 2 sw new-build --binary --name=x --to=a:b --to-docker=r/x
     expect_exit "start-build of a missing BuildConfig: exit 1" 1 sw start-build nope
     expect_contains "... with the server's NotFound" 'buildconfigs.build.openshift.io "nope" not found' "$OUT"

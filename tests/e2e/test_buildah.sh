@@ -21,7 +21,7 @@
 sw_with_registry
 command -v buildah >/dev/null || fail "buildah is not installed (run scripts/install-deps)"
 BUSYBOX=$(command -v busybox) || fail "busybox is not installed (run scripts/install-deps)"
-ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic' || fail "$BUSYBOX is not static (install busybox-static)"
+{ ldd "$BUSYBOX" 2>&1 || true; } | grep -q "not a dynamic" || fail "$BUSYBOX is not static (install busybox-static)"
 [ "$(id -u)" -eq 0 ] || fail "the buildah backend needs root"
 
 sw_fail_extra()
@@ -284,5 +284,103 @@ pass "SIGTERM during RUN: the builder exited in $(((T1 - T0) / 1000000)) ms"
 expect_eq "no sleep 60 left" "" "$(pgrep -f 'sleep 60' || true)"
 expect_eq "no buildah left" "" "$(pgrep -f "buildah --root $WORK" || true)"
 expect_eq "no storage left in the workdir" "" "$(ls -A "$WORK")"
+
+# ---- 7. the Source strategy (s2i-style): assemble from the builder image runs on the source ----
+
+mkdir -p "$SW_TMP/s2i-builder"
+cat >"$SW_TMP/s2i-builder/assemble" <<'EOF'
+#!/bin/sh
+set -e
+echo "---> assembling in $MODE mode"
+mkdir -p /opt/app
+cp -R /tmp/src/. /opt/app/
+echo "assembled $(cat /tmp/src/app.txt) in $MODE mode" >/opt/app/built.txt
+chmod 0600 /opt/app/built.txt
+EOF
+printf '#!/bin/sh\nexec cat /opt/app/built.txt\n' >"$SW_TMP/s2i-builder/run"
+chmod 755 "$SW_TMP/s2i-builder/assemble" "$SW_TMP/s2i-builder/run"
+ctx s2i-builder "FROM $REG/lib/busybox:1
+COPY assemble run /usr/libexec/s2i/"
+B=$(binary_build s2i-builder lib/s2i-builder:1)
+builder_ok "the s2i builder image (COPY-only: native)" "$B"
+mkdir -p "$SW_TMP/s2i-src"
+echo "version-7" >"$SW_TMP/s2i-src/app.txt"
+tar -C "$SW_TMP/s2i-src" -cf "$SW_TMP/s2i.tar" .
+mkbc s2i "{\"source\": {\"type\": \"Binary\"}, \"strategy\": {\"type\": \"Source\",
+    \"sourceStrategy\": {\"from\": {\"kind\": \"DockerImage\", \"name\": \"$REG/lib/s2i-builder:1\"},
+    \"env\": [{\"name\": \"MODE\", \"value\": \"prod\"}]}},
+    \"output\": {\"to\": {\"kind\": \"DockerImage\", \"name\": \"$REG/test/s2i:1\"}}}"
+B=$(start_binary s2i "$SW_TMP/s2i.tar")
+builder_ok "Source strategy build" "$B"
+expect_contains "Source: assemble's output in the log, env in scope" "---> assembling in prod mode" "$OUT"
+expect_eq "Source: built by buildah" buildah "$(build_get "$B" 'at("status.backend")')"
+reg_unpack "$REG/test/s2i:1" "$SW_TMP/u5"
+expect_eq "Source: the file assemble wrote" "assembled version-7 in prod mode" \
+    "$(cat "$SW_TMP/u5/rootfs/opt/app/built.txt")"
+expect_eq "Source: with its mode" 600 "$(stat -c %a "$SW_TMP/u5/rootfs/opt/app/built.txt")"
+expect_eq "Source: the source is in /tmp/src" version-7 "$(cat "$SW_TMP/u5/rootfs/tmp/src/app.txt")"
+expect_eq "Source: CMD is the run script" '["/usr/libexec/s2i/run"]' "$(config test/s2i:1 'at("config.Cmd")')"
+expect_contains "Source: the env is the image's too" "MODE=prod" "$(config test/s2i:1 'at("config.Env")')"
+expect_fails "Source without a builder image: 422" "sourceStrategy.from.name: Required value" \
+    kc create -n "$NS" -f - <<<'{"apiVersion":"build.openshift.io/v1","kind":"BuildConfig","metadata":{"name":"nofrom"},"spec":{"strategy":{"type":"Source","sourceStrategy":{}}}}'
+expect_ok "new-build --strategy=source" "$SLIPWAY" new-build -n "$NS" --binary --name=s2icli \
+    --strategy=source --image-stream=builder:1
+expect_eq "new-build: a Source strategy on the stream tag" 'Source ImageStreamTag builder:1' \
+    "$(api GET buildconfigs/s2icli | sw_json '" ".join([at("spec.strategy.type"), at("spec.strategy.sourceStrategy.from.kind"), at("spec.strategy.sourceStrategy.from.name")])')"
+
+# ---- 8. through the build controller: logSnippet, cancel, deadline ----
+
+# the Builds above were run by this script, not a controller: they are still New, and the
+# controller would start them all
+kc delete -n "$NS" builds --all >/dev/null || fail "delete the builds"
+sw_stop_server
+BTMP=$SW_TMP/btmp # the process strategy's per-build directories
+mkdir -p "$BTMP"
+SW_CONTROLLERS=1 TMPDIR=$BTMP sw_start_server --insecure-registry "$REG"
+# mkbc_inline NAME DOCKERFILE [EXTRA SPEC MEMBERS]: a BuildConfig with an inline Dockerfile.
+mkbc_inline()
+{
+    mkbc "$1" "{\"source\": {\"type\": \"Dockerfile\", \"dockerfile\": \"$2\"},
+        \"strategy\": {\"type\": \"Docker\", \"dockerStrategy\": {}} ${3:+, $3},
+        \"output\": {\"to\": {\"kind\": \"DockerImage\", \"name\": \"$REG/test/$1:1\"}}}"
+}
+instantiate()
+{
+    api POST "buildconfigs/$1/instantiate" -H 'Content-Type: application/json' \
+        -d '{"kind":"BuildRequest","apiVersion":"build.openshift.io/v1"}' | sw_json 'at("metadata.name")'
+}
+phase() { build_get "$1" '"%s/%s" % (at("status.phase"), at("status.reason") or "")'; }
+mkbc_inline ctlfail "FROM $REG/lib/busybox:1\\nRUN echo step-output-here \\u0026\\u0026 exit 4"
+B=$(instantiate ctlfail)
+wait_for "a failing RUN through the controller: Failed/DockerBuildFailed" 90 is_eq Failed/DockerBuildFailed phase "$B"
+expect_contains "logSnippet has the RUN's output" step-output-here "$(build_get "$B" 'at("status.logSnippet")')"
+expect_contains "the message names the step" 'RUN echo step-output-here && exit 4' "$(build_get "$B" 'at("status.message")')"
+
+mkbc_inline ctlslow "FROM $REG/lib/busybox:1\\nRUN echo sleeping-now \\u0026\\u0026 sleep 60"
+B=$(instantiate ctlslow)
+for _ in $(seq 300); do
+    api GET "builds/$B/log" | grep -q '^sleeping-now' && break
+    sleep 0.1
+done
+api GET "builds/$B/log" | grep -q '^sleeping-now' || fail "the long RUN did not start"
+T0=$(date +%s%N)
+api PATCH "builds/$B/status" -H 'Content-Type: application/merge-patch+json' \
+    -d '{"status":{"cancelled":true}}' >/dev/null
+for _ in $(seq 50); do
+    [ "$(phase "$B")" = Cancelled/CancelledBuild ] && break
+    sleep 0.05
+done
+MS=$((($(date +%s%N) - T0) / 1000000))
+expect_eq "cancel during RUN: Cancelled" Cancelled/CancelledBuild "$(phase "$B")"
+[ "$MS" -le 2000 ] || fail "cancel during RUN took $MS ms (want at most 2 s)"
+pass "cancel during RUN: Cancelled in $MS ms"
+wait_for "cancel: no sleep 60 left" 5 is_eq "" pgrep -f 'sleep 60'
+wait_for "cancel: no build directory left" 5 is_eq "" ls -A "$BTMP"
+
+mkbc_inline ctldeadline "FROM $REG/lib/busybox:1\\nRUN sleep 60" '"completionDeadlineSeconds": 4'
+B=$(instantiate ctldeadline)
+wait_for "deadline during RUN: Failed/DeadlineExceeded" 60 is_eq Failed/DeadlineExceeded phase "$B"
+wait_for "deadline: no sleep 60 left" 5 is_eq "" pgrep -f 'sleep 60'
+wait_for "deadline: no build directory left" 5 is_eq "" ls -A "$BTMP"
 
 sw_finish

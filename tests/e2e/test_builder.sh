@@ -449,8 +449,12 @@ bad_build()
     tar -C "$SW_TMP/bad" -cf "$SW_TMP/bad.tar" .
     builder_fails "$what" "$(start_binary bad "$SW_TMP/bad.tar")" "$reason" "$needle" test/bad:latest
 }
+# (RUN goes to the buildah backend when it may: test_buildah.sh; here only native is allowed)
+SAVED_FLAGS=("${BUILDER_FLAGS[@]}")
+BUILDER_FLAGS+=(--backends native)
 bad_build "RUN" 'FROM scratch\nCOPY sub /x/\nRUN make install\n' DockerBuildFailed \
     "Dockerfile:3: RUN is not supported"
+BUILDER_FLAGS=("${SAVED_FLAGS[@]}")
 bad_build "unknown instruction" 'FROM scratch\n\nFROBNICATE x\n' DockerBuildFailed "Dockerfile:3"
 bad_build "COPY ../x" 'FROM scratch\nCOPY ../x /x\n' DockerBuildFailed \
     "Dockerfile:2: COPY ../x /x: \"../x\" leaves the build context"

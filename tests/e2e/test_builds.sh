@@ -174,8 +174,10 @@ reg_start_tool slow "$SW_TESTS/e2e/tools/faultproxy.py" --upstream "http://$REG"
     --rule 429:3 always '^/v2/slow/hang/manifests/' \
     --rule 429:3 always '^/v2/slow/pushhang/blobs/uploads/'
 SLOW=127.0.0.1:${REG_TOOL_PORT[slow]}
+# --build-backends native: these builds are the native backend's (RUN goes to buildah only where
+# the server allows it; test_buildah.sh covers that backend)
 SW_CONTROLLERS=1 sw_start_server --image-registry "$REG" --insecure-registry "$REG" \
-    --insecure-registry "$SLOW"
+    --insecure-registry "$SLOW" --build-backends native
 kc create namespace "$NS" >/dev/null || fail "create namespace $NS"
 
 reg_build_image base amd64
