@@ -2,7 +2,9 @@
  * args and a base image environment, walks every instruction checking the invariants the builder
  * relies on (instruction 0 is FROM, strings are valid UTF-8, WORKDIR is absolute, COPY has a
  * source and a destination, only ARG values may be NULL), and that a failure has a message that
- * names the Dockerfile. Seeds: fuzz/corpus/dockerfile/. */
+ * names the Dockerfile. The same input goes through sw_dockerfile_stages (the buildah backend's
+ * scan): at least one stage, each with a non-empty image and a byte range inside the input, in
+ * order. Seeds: fuzz/corpus/dockerfile/. */
 #include "builder/dockerfile.h"
 #include "util/error.h"
 
@@ -71,6 +73,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         walk(df);
         sw_dockerfile_free(df);
     } else if (df || (error != SW_EINVALID && error != SW_ELIMIT && error != SW_EUNSUPPORTED) ||
+               strncmp(sw_error_msg(), "Dockerfile", 10) != 0) {
+        abort();
+    }
+    sw_df_stage *st = NULL;
+    size_t n = 0;
+    error = sw_dockerfile_stages((const char *)data, size, build_args, &st, &n);
+    if (error == 0) {
+        size_t end = 0;
+        if (n == 0)
+            abort();
+        for (size_t i = 0; i < n; i++) {
+            if (!st[i].image || !*st[i].image || st[i].off < end || st[i].off + st[i].len > size ||
+                st[i].len == 0)
+                abort();
+            end = st[i].off + st[i].len;
+        }
+        sw_df_stages_free(st, n);
+    } else if (st || (error != SW_EINVALID && error != SW_ELIMIT) ||
                strncmp(sw_error_msg(), "Dockerfile", 10) != 0) {
         abort();
     }

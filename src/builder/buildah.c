@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <sched.h>
 #include <signal.h>
@@ -274,7 +275,11 @@ static int run_step(bk *k, args *a, bool netns, const char *what, const char *re
 {
     int status = 0;
     k->err_line[0] = '\0';
+    int64_t t0 = sw_time_mono_ms();
     int error = run(k, a, netns, &status);
+    char took[700];
+    snprintf(took, sizeof(took), "  %s: %.2f s", what, (double)(sw_time_mono_ms() - t0) / 1000.0);
+    say(k, took);
     if (error == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         char code[64];
         if (WIFSIGNALED(status))
@@ -587,6 +592,43 @@ static int paths(bk *k)
     return 0;
 }
 
+/* The context is written out on a thread of its own while the bases are pulled. */
+typedef struct writer {
+    bk *k;
+    int error;
+    char msg[1024];
+    int64_t ms;
+} writer;
+
+static void *write_context(void *arg)
+{
+    writer *w = arg;
+    int64_t t0 = sw_time_mono_ms();
+    w->error = sw_source_write_dir(w->k->j->src, w->k->ctx, w->k->j->epoch, w->k->j->stop);
+    if (w->error < 0)
+        sw_strlcpy(w->msg, sw_error_msg(), sizeof(w->msg));
+    w->ms = sw_time_mono_ms() - t0;
+    return NULL;
+}
+
+static int context_and_pull(bk *k)
+{
+    writer w = {.k = k};
+    pthread_t t;
+    bool threaded = pthread_create(&t, NULL, write_context, &w) == 0;
+    if (!threaded)
+        write_context(&w);
+    int error = pull(k);
+    if (threaded)
+        pthread_join(t, NULL);
+    char line[128];
+    snprintf(line, sizeof(line), "  writing the context: %.2f s", (double)w.ms / 1000.0);
+    say(k, line);
+    if (error == 0 && w.error < 0)
+        error = sw_error_set(w.error, "writing the context for buildah: %s", w.msg);
+    return error;
+}
+
 static int buildah_build(sw_backend_job *j, char digest[80])
 {
     bk k = {.j = j};
@@ -600,10 +642,8 @@ static int buildah_build(sw_backend_job *j, char digest[80])
     if (error == 0) {
         const sw_df_stage *st = final_stage(&k);
         sw_strlcpy(j->base_name, st->image, sizeof(j->base_name));
-        error = sw_source_write_dir(j->src, k.ctx, j->epoch, j->stop);
+        error = context_and_pull(&k);
     }
-    if (error == 0)
-        error = pull(&k);
     if (error == 0)
         error = bud(&k);
     if (error == 0)

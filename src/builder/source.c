@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <pthread.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -995,62 +996,182 @@ static int copy_contents(const sw_src_node *n, int out)
     return error;
 }
 
-static int write_node(const sw_src_node *n, int dirfd, const struct timespec ts[2],
-                      bool (*stop)(void))
+/* A directory of the output still to fill: its descriptor (owned) and its node. */
+typedef struct wq_item {
+    int fd;
+    const sw_src_node *n;
+} wq_item;
+
+/* The directories to fill, shared by the writing threads (creating a file costs the kernel far
+ * more than its bytes on some filesystems, and independent directories scale across cores). */
+typedef struct wq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    wq_item *items;
+    size_t n, cap;
+    size_t busy; /* items being filled */
+    int error;   /* the first failure, sticky */
+    char msg[1024];
+    struct timespec ts[2];
+    bool (*stop)(void);
+} wq;
+
+static void wq_push(wq *q, int fd, const sw_src_node *n)
 {
-    const char *name = n->name;
-    if (stop && stop())
-        return sw_error_set(SW_EUNAVAILABLE, "stopped");
-    if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-        return sw_error_set(SW_EINVALID, "bad entry name \"%.200s\"", n->path);
+    pthread_mutex_lock(&q->mu);
+    if (q->n == q->cap) {
+        q->cap = q->cap ? q->cap * 2 : 64;
+        q->items = sw_realloc(q->items, q->cap * sizeof(*q->items));
+    }
+    q->items[q->n++] = (wq_item){fd, n};
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* The next directory to fill; false once every one is done (or a failure stopped the work). */
+static bool wq_pop(wq *q, wq_item *out)
+{
+    pthread_mutex_lock(&q->mu);
+    while (q->n == 0 && q->busy > 0 && !q->error)
+        pthread_cond_wait(&q->cv, &q->mu);
+    bool got = q->n > 0 && !q->error;
+    if (got) {
+        *out = q->items[--q->n];
+        q->busy++;
+    } else {
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return got;
+}
+
+static void wq_done(wq *q, int error)
+{
+    pthread_mutex_lock(&q->mu);
+    q->busy--;
+    if (error < 0 && !q->error) {
+        q->error = error;
+        sw_strlcpy(q->msg, sw_error_msg(), sizeof(q->msg));
+    }
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Creates the entries of n (a directory) in dirfd: files and symlinks at once, directories
+ * (0700 until the final pass) queued to be filled by whichever thread is free. */
+static int fill_dir(wq *q, int dirfd, const sw_src_node *n)
+{
+    for (size_t i = 0; i < n->nkids; i++) {
+        const sw_src_node *k = n->kids[i];
+        const char *name = k->name;
+        if (k->ignored)
+            continue;
+        if (q->stop && q->stop())
+            return sw_error_set(SW_EUNAVAILABLE, "stopped");
+        if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+            return sw_error_set(SW_EINVALID, "bad entry name \"%.200s\"", k->path);
+        if (k->type == SW_SRC_SYMLINK) {
+            if (symlinkat(k->link, dirfd, name) < 0)
+                return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", k->path,
+                                    sw_strerror(errno));
+            utimensat(dirfd, name, q->ts, AT_SYMLINK_NOFOLLOW);
+        } else if (k->type == SW_SRC_FILE) {
+            int fd =
+                openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd < 0)
+                return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", k->path,
+                                    sw_strerror(errno));
+            int error = copy_contents(k, fd);
+            if (error == 0 && (fchmod(fd, k->mode & 07777) < 0 || futimens(fd, q->ts) < 0))
+                error = sw_error_set(SW_ERROR, "\"%.200s\": %s", k->path, sw_strerror(errno));
+            close(fd);
+            if (error < 0)
+                return error;
+        } else {
+            if (mkdirat(dirfd, name, 0700) < 0)
+                return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", k->path,
+                                    sw_strerror(errno));
+            int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0)
+                return sw_error_set(SW_ERROR, "cannot open \"%.200s\": %s", k->path,
+                                    sw_strerror(errno));
+            wq_push(q, fd, k);
+        }
+    }
+    return 0;
+}
+
+static void *write_worker(void *arg)
+{
+    wq *q = arg;
+    wq_item it;
+    while (wq_pop(q, &it)) {
+        int error = fill_dir(q, it.fd, it.n);
+        close(it.fd);
+        wq_done(q, error);
+    }
+    return NULL;
+}
+
+/* The final pass, once every entry exists: directory modes and times, deepest first. */
+static int finish_dir(const sw_src_node *n, int fd, const struct timespec ts[2], uint32_t mode)
+{
     int error = 0;
-    if (n->type == SW_SRC_SYMLINK) {
-        if (symlinkat(n->link, dirfd, name) < 0)
-            return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", n->path,
+    for (size_t i = 0; error == 0 && i < n->nkids; i++) {
+        const sw_src_node *k = n->kids[i];
+        if (k->ignored || k->type != SW_SRC_DIR)
+            continue;
+        int sub = openat(fd, k->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            return sw_error_set(SW_ERROR, "cannot open \"%.200s\": %s", k->path,
                                 sw_strerror(errno));
-        utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
-        return 0;
+        error = finish_dir(k, sub, ts, k->mode & 07777);
+        close(sub);
     }
-    if (n->type == SW_SRC_FILE) {
-        int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-            return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", n->path,
-                                sw_strerror(errno));
-        error = copy_contents(n, fd);
-        if (error == 0 && (fchmod(fd, n->mode & 07777) < 0 || futimens(fd, ts) < 0))
-            error = sw_error_set(SW_ERROR, "\"%.200s\": %s", n->path, sw_strerror(errno));
-        close(fd);
-        return error;
-    }
-    if (mkdirat(dirfd, name, 0700) < 0)
-        return sw_error_set(SW_ERROR, "cannot create \"%.200s\": %s", n->path, sw_strerror(errno));
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return sw_error_set(SW_ERROR, "cannot open \"%.200s\": %s", n->path, sw_strerror(errno));
-    for (size_t i = 0; error == 0 && i < n->nkids; i++)
-        if (!n->kids[i]->ignored)
-            error = write_node(n->kids[i], fd, ts, stop);
-    if (error == 0 && (fchmod(fd, n->mode & 07777) < 0 || futimens(fd, ts) < 0))
-        error = sw_error_set(SW_ERROR, "\"%.200s\": %s", n->path, sw_strerror(errno));
-    close(fd);
+    if (error == 0 && (fchmod(fd, mode) < 0 || futimens(fd, ts) < 0))
+        error = sw_error_set(SW_ERROR, "\"%.200s\": %s", n->path[0] ? n->path : ".",
+                             sw_strerror(errno));
     return error;
 }
 
+#define WRITE_THREADS_MAX 4
+
 int sw_source_write_dir(const sw_source *s, const char *dir, int64_t epoch, bool (*stop)(void))
 {
-    struct timespec ts[2] = {{.tv_sec = (time_t)epoch}, {.tv_sec = (time_t)epoch}};
+    wq q = {.ts = {{.tv_sec = (time_t)epoch}, {.tv_sec = (time_t)epoch}}, .stop = stop};
     if (mkdir(dir, 0700) < 0)
         return sw_error_set(SW_ERROR, "cannot create %s: %s", dir, sw_strerror(errno));
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return sw_error_set(SW_ERROR, "cannot open %s: %s", dir, sw_strerror(errno));
-    int error = 0;
-    for (size_t i = 0; error == 0 && i < s->root->nkids; i++)
-        if (!s->root->kids[i]->ignored)
-            error = write_node(s->root->kids[i], fd, ts, stop);
-    if (error == 0 && (fchmod(fd, 0755) < 0 || futimens(fd, ts) < 0))
-        error = sw_error_set(SW_ERROR, "%s: %s", dir, sw_strerror(errno));
+    int top = dup(fd);
+    if (top < 0) {
+        close(fd);
+        return sw_error_set(SW_ERROR, "cannot duplicate a descriptor: %s", sw_strerror(errno));
+    }
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    wq_push(&q, top, s->root);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = cpus > WRITE_THREADS_MAX ? WRITE_THREADS_MAX : cpus > 1 ? (size_t)cpus : 1;
+    pthread_t threads[WRITE_THREADS_MAX];
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&threads[started], NULL, write_worker, &q) == 0)
+        started++;
+    write_worker(&q);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    for (size_t i = 0; i < q.n; i++) /* left by a failure */
+        close(q.items[i].fd);
+    int error = q.error;
+    if (error < 0)
+        sw_error_set(error, "%s", q.msg);
+    else
+        error = finish_dir(s->root, fd, q.ts, 0755);
     close(fd);
+    sw_free(q.items);
+    pthread_mutex_destroy(&q.mu);
+    pthread_cond_destroy(&q.cv);
     return error;
 }
 

@@ -119,8 +119,10 @@ bool sw_source_has_wildcard(const char *s);
 /* Writes the context (the current root, ignored entries left out) into dir, which must not
  * exist, for a backend that reads a directory (buildah): directories, regular files with their
  * modes, symlinks with their targets verbatim (never followed: every entry is created relative to
- * its parent's descriptor, O_NOFOLLOW/O_EXCL), every mtime set to epoch (seconds). stop (may be
- * NULL) is polled between entries; true gives SW_EUNAVAILABLE. SW_ERROR for a failed system call,
+ * its parent's descriptor, O_NOFOLLOW/O_EXCL), every mtime set to epoch (seconds). Directories
+ * are filled by up to 4 threads at once (creating files is the cost); directory modes and times
+ * are set in a last pass. stop (may be NULL) is polled between entries; true gives
+ * SW_EUNAVAILABLE. SW_ERROR for a failed system call,
  * with the path in the message. The caller removes dir. */
 int sw_source_write_dir(const sw_source *s, const char *dir, int64_t epoch, bool (*stop)(void));
 

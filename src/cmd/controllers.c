@@ -4,6 +4,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 
+#include "builder/backend.h"
 #include "controllers/controllers.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -18,7 +19,7 @@ int sw_cmd_controllers(int argc, char **argv)
 {
     const char *interval = "900", *per_minute = "60", *verbosity = "0", *log_format = "text",
                *insecure = "", *max_builds = "0", *enabled = "*", *hook = NULL, *lease = "15s",
-               *renew = "10s", *retry = "2s";
+               *renew = "10s", *retry = "2s", *backends = SW_BACKENDS_DEFAULT;
     bool elect = true;
     const sw_cli_flag flags[] = {
         {"scheduled-import-interval", 0, SW_CLI_STRING, &interval, "SECONDS",
@@ -29,6 +30,10 @@ int sw_cmd_controllers(int argc, char **argv)
          "Registries builders reach over plain HTTP or without TLS verification.", NULL},
         {"max-running-builds", 0, SW_CLI_STRING, &max_builds, "N",
          "Builders running at once (default 2 per CPU, at least 4); further builds wait in New.",
+         NULL},
+        {"build-backends", 0, SW_CLI_STRING, &backends, "LIST",
+         "The build backends builders may use: native, buildah or both (default "
+         "native,buildah; see docs/builds.md).",
          NULL},
         {"controllers", 0, SW_CLI_STRING, &enabled, "LIST",
          "The controllers to run: a comma list of import, build, garbagecollector, namespace, "
@@ -81,7 +86,7 @@ int sw_cmd_controllers(int argc, char **argv)
                      "--max-running-builds and --v take positive numbers");
         return sw_cli_usage_error(&cli);
     }
-    if (sw_controllers_check(enabled) < 0)
+    if (sw_controllers_check(enabled) < 0 || sw_backend_list_check(backends) < 0)
         return sw_cli_usage_error(&cli);
     int lease_ms = 0, renew_ms = 0, retry_ms = 0;
     if (sw_controllers_parse_duration("--leader-elect-lease-duration", lease, &lease_ms) < 0 ||
@@ -118,7 +123,7 @@ int sw_cmd_controllers(int argc, char **argv)
         .kubeconfig = kc,
         .enabled = enabled,
         .import = {.scheduled_interval_s = (int)iv, .max_scheduled_per_minute = (int)pm},
-        .build = {.insecure_registries = list, .max_running = (int)mb},
+        .build = {.insecure_registries = list, .max_running = (int)mb, .backends = backends},
         .mi = {.insecure_registries = list},
         .rollout_webhook_secret = hook,
         .leader_elect = elect,
