@@ -297,20 +297,29 @@ static int run_step(bk *k, args *a, bool netns, const char *what, const char *re
 
 /* ---- the Dockerfile ---- */
 
-int sw_buildah_replace_from(const char *text, size_t len, const sw_df_stage *stages, size_t n,
-                            const char *image, char **out, size_t *out_len)
+int sw_buildah_rewrite_froms(const char *text, size_t len, const sw_df_stage *stages, size_t n,
+                             char **out, size_t *out_len)
 {
-    if (!n || stages[n - 1].off + stages[n - 1].len > len)
-        return sw_error_set(SW_EINVALID, "Dockerfile: no FROM to replace");
-    const sw_df_stage *last = &stages[n - 1];
-    sw_buf b = SW_BUF_INIT(SW_DOCKERFILE_MAX_BYTES + 4096);
-    sw_buf_put(&b, text, last->off);
-    sw_buf_printf(&b, "FROM %s%s%s\n", image, last->name ? " AS " : "",
-                  last->name ? last->name : "");
-    sw_buf_put(&b, text + last->off + last->len, len - last->off - last->len);
+    sw_buf b = SW_BUF_INIT(SW_DOCKERFILE_MAX_BYTES + 64 * 1024);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sw_df_stage *st = &stages[i];
+        if (st->off < at || st->off + st->len > len) {
+            sw_buf_dispose(&b);
+            return sw_error_set(SW_EINVALID, "Dockerfile: the stages do not match the text");
+        }
+        sw_buf_put(&b, text + at, st->off - at);
+        sw_buf_printf(&b, "FROM %s%s%s%s%s", st->flags ? st->flags : "", st->flags ? " " : "",
+                      st->image, st->name ? " AS " : "", st->name ? st->name : "");
+        for (size_t k = st->off; k < st->off + st->len; k++)
+            if (text[k] == '\n')
+                sw_buf_put(&b, "\n", 1);
+        at = st->off + st->len;
+    }
+    sw_buf_put(&b, text + at, len - at);
     if (sw_buf_error(&b)) {
         sw_buf_dispose(&b);
-        return sw_error_set(SW_ELIMIT, "Dockerfile: too long after replacing its FROM");
+        return sw_error_set(SW_ELIMIT, "Dockerfile: too long once its FROMs are written out");
     }
     *out = sw_buf_detach(&b, out_len);
     return 0;
@@ -334,6 +343,28 @@ static bool insecure(const bk *k, const char *image)
     return false;
 }
 
+/* Every registry image a FROM names, normalised as the native backend does (short names are
+ * docker.io's): buildah here has no short-name search list. */
+static int normalise_froms(bk *k)
+{
+    for (size_t i = 0; i < k->nstages; i++) {
+        sw_df_stage *st = &k->stages[i];
+        sw_ref ref;
+        char name[600];
+        if (st->from_stage || is_scratch(st->image))
+            continue;
+        if (sw_ref_parse(st->image, &ref) < 0) {
+            k->j->reason = SW_REASON_IMAGE;
+            return sw_error_set(SW_EINVALID, "Dockerfile:%d: FROM %.200s: %s", st->line, st->image,
+                                sw_error_msg());
+        }
+        sw_ref_format(&ref, name, sizeof(name));
+        sw_free(st->image);
+        st->image = sw_strdup(name);
+    }
+    return 0;
+}
+
 static int write_dockerfile(bk *k)
 {
     sw_backend_job *j = k->j;
@@ -341,18 +372,18 @@ static int write_dockerfile(bk *k)
                                      &k->nstages);
     char *text = NULL;
     size_t len = 0;
-    if (error == 0 && j->from && *j->from) {
-        error = sw_buildah_replace_from(j->dockerfile, j->dockerfile_len, k->stages, k->nstages,
-                                        j->from, &text, &len);
-        if (error == 0) {
-            sw_free(k->stages[k->nstages - 1].image);
-            k->stages[k->nstages - 1].image = sw_strdup(j->from);
-            k->stages[k->nstages - 1].from_stage = false;
-        }
+    if (error == 0 && j->from && *j->from) { /* dockerStrategy.from: the last FROM's image */
+        sw_free(k->stages[k->nstages - 1].image);
+        k->stages[k->nstages - 1].image = sw_strdup(j->from);
+        k->stages[k->nstages - 1].from_stage = false;
     }
     if (error == 0)
-        error =
-            sw_path_write(k->df, text ? text : j->dockerfile, text ? len : j->dockerfile_len, 0600);
+        error = normalise_froms(k);
+    if (error == 0)
+        error = sw_buildah_rewrite_froms(j->dockerfile, j->dockerfile_len, k->stages, k->nstages,
+                                         &text, &len);
+    if (error == 0)
+        error = sw_path_write(k->df, text, len, 0600);
     sw_free(text);
     if (error < 0 && !j->reason)
         j->reason = SW_REASON_DOCKERFILE;
@@ -396,6 +427,7 @@ static int pull(bk *k)
             arg(&a, "--authfile");
             arg(&a, j->pull_auth);
         }
+        arg(&a, "--");
         arg(&a, image);
         snprintf(msg, sizeof(msg), "pulling %.600s", image);
         error = run_step(k, &a, false, msg, SW_REASON_PULL);

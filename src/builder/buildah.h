@@ -17,9 +17,11 @@
 
 extern const sw_backend sw_backend_buildah;
 
-/* The Dockerfile with the last FROM's image replaced by image (dockerStrategy.from), keeping
- * its AS name: a new sw_malloc'd text in *out. Pure; exposed for tests. */
-int sw_buildah_replace_from(const char *text, size_t len, const sw_df_stage *stages, size_t n,
-                            const char *image, char **out, size_t *out_len);
+/* The Dockerfile with every FROM written again from its stage: "FROM [flags ]<image>[ AS name]"
+ * followed by as many newlines as the original instruction spanned (so later line numbers
+ * stay), where image is the stage's (the caller normalises it, or sets dockerStrategy.from for
+ * the last one). A new sw_malloc'd text in *out. Pure; exposed for tests. */
+int sw_buildah_rewrite_froms(const char *text, size_t len, const sw_df_stage *stages, size_t n,
+                             char **out, size_t *out_len);
 
 #endif

@@ -985,15 +985,22 @@ static int scan_from(sw_df_parser *p, sw_str rest)
     const char *cur = rest.ptr, *end = rest.ptr + rest.len;
     sw_str w[4];
     size_t n = 0;
+    sw_buf flags = SW_BUF_INIT(SW_DOCKERFILE_MAX_LINE);
     while (n < 4 && sw_df__next_word(&cur, end, p->escape, &w[n])) {
         bool flag = w[n].len > 2 && w[n].ptr[0] == '-' && w[n].ptr[1] == '-';
+        if (flag && !n)
+            sw_buf_printf(&flags, "%s%.*s", flags.len ? " " : "", (int)w[n].len, w[n].ptr);
         if (!flag || n)
             n++;
     }
-    if (n != 1 && !(n == 3 && ci_eq(w[1], "as")))
+    char *flag_text = flags.len ? sw_buf_detach(&flags, NULL) : NULL;
+    sw_buf_dispose(&flags);
+    if (n != 1 && !(n == 3 && ci_eq(w[1], "as"))) {
+        sw_free(flag_text);
         return sw_df__fail(p, SW_EINVALID,
                            "FROM requires either one or three arguments: FROM image "
                            "[AS name]");
+    }
     int saved = p->from_line;
     p->from_line = 0; /* FROM sees the global ARGs only */
     char *image = NULL, *name = NULL;
@@ -1009,10 +1016,12 @@ static int scan_from(sw_df_parser *p, sw_str rest)
     if (error < 0) {
         sw_free(image);
         sw_free(name);
+        sw_free(flag_text);
         return error;
     }
     sw_df_stage st = {.image = image,
                       .name = name,
+                      .flags = flag_text,
                       .line = p->start,
                       .off = p->instr_off,
                       .len = p->instr_end - p->instr_off};
@@ -1204,6 +1213,7 @@ void sw_df_stages_free(sw_df_stage *s, size_t n)
     for (size_t i = 0; s && i < n; i++) {
         sw_free(s[i].image);
         sw_free(s[i].name);
+        sw_free(s[i].flags);
     }
     sw_free(s);
 }

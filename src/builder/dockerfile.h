@@ -76,6 +76,7 @@ int sw_dockerfile_parse_opts(const char *text, size_t len, const sw_dockerfile_o
 typedef struct sw_df_stage {
     char *image;     /* FROM's image after substitution with the global ARGs */
     char *name;      /* the AS name (lower case), or NULL */
+    char *flags;     /* the FROM's flags as written ("--platform=$P"), or NULL */
     bool from_stage; /* image names an earlier stage (not a registry image) */
     int line;        /* the FROM's line */
     size_t off, len; /* the FROM instruction's bytes in text, continuations included */
