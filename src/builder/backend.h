@@ -84,9 +84,11 @@ bool sw_backend_allowed(const char *list, const char *name);
  * returned (0, or its error with native_msg: SW_EUNSUPPORTED for valid Docker beyond the native
  * subset); buildah_unavailable is NULL when buildah can run here, else why not. Returns 0 with
  * *out set, or SW_EINVALID (an unknown or disallowed forced backend) or SW_EUNSUPPORTED (only a
- * missing or disallowed buildah could build it, or native is forced onto what it cannot build)
- * with a message that says what to do; another native_parse error is returned with native_msg
- * (the Dockerfile is bad whoever builds it). */
+ * missing or disallowed buildah could build it) with a message that says what to do. Forced
+ * native onto a Dockerfile it refuses returns native_parse with native_msg (the refusal names
+ * the line); forced buildah ignores native_parse (buildah judges the file). Unforced, a
+ * native_parse error other than SW_EUNSUPPORTED is returned with native_msg (the Dockerfile is
+ * bad whoever builds it). */
 int sw_backend_choose(const char *forced, const char *allowed, int native_parse,
                       const char *native_msg, const char *buildah_unavailable,
                       const sw_backend **out);

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,6 +42,7 @@ extern char **environ;
 #define LINE_CAP 4096      /* one log line (longer ones are split) */
 #define TAIL_LINES 6       /* kept for the failure's message */
 #define KILL_GRACE_MS 1500 /* SIGTERM to buildah, then SIGKILL */
+#define DRAIN_MS 1000      /* output read after buildah exited */
 #define MAX_ARGS 100000    /* arguments of one command (build args, labels, env) */
 
 typedef struct args {
@@ -219,8 +221,34 @@ static void child(const char *bin, char *const argv[], char *const envp[], int w
     _exit(127);
 }
 
-/* Runs a->v, its output into the log, until it exits; *status gets its wait status. A stop
- * sends it SIGTERM, then SIGKILL after KILL_GRACE_MS, and returns the stop's error. */
+/* A stop sends buildah SIGTERM, then SIGKILL after KILL_GRACE_MS. */
+static void check_stop(bk *k, pid_t pid, bool *stopped, int64_t *kill_at)
+{
+    if (!*stopped && k->j->stop && k->j->stop()) {
+        *stopped = true;
+        kill(pid, SIGTERM);
+        *kill_at = sw_time_mono_ms() + KILL_GRACE_MS;
+    }
+    if (*stopped && *kill_at && sw_time_mono_ms() >= *kill_at) {
+        kill(pid, SIGKILL);
+        *kill_at = 0;
+    }
+}
+
+/* Whether pid has ended (reaped into *status); *werr gets a waitpid failure. */
+static bool reap(pid_t pid, int *status, int *werr)
+{
+    pid_t w = waitpid(pid, status, WNOHANG);
+    if (w < 0 && errno != EINTR) {
+        *werr = errno;
+        return true;
+    }
+    return w == pid;
+}
+
+/* Runs a->v, its output into the log, until it exits; *status gets its wait status. Output is
+ * read until the pipe closes, or for DRAIN_MS after buildah exited (a process it left behind
+ * may hold the pipe). A stop signals it (check_stop) and returns the stop's error. */
 static int run(bk *k, args *a, bool netns, int *status)
 {
     int p[2];
@@ -239,32 +267,39 @@ static int run(bk *k, args *a, bool netns, int *status)
     }
     sw_buf line = SW_BUF_INIT(LINE_CAP + 16);
     char buf[8192];
-    int64_t kill_at = 0;
-    bool eof = false, stopped = false;
+    int64_t kill_at = 0, drain_until = 0;
+    int werr = 0;
+    bool eof = false, stopped = false, reaped = false;
     while (!eof) {
         struct pollfd pf = {.fd = p[0], .events = POLLIN};
-        int r = poll(&pf, 1, 100);
-        if (r > 0) {
+        if (poll(&pf, 1, 100) > 0) {
             ssize_t got = read(p[0], buf, sizeof(buf));
             if (got < 0 && errno != EINTR && errno != EAGAIN)
                 got = 0;
             eof = got == 0;
             take_output(k, &line, buf, got > 0 ? (size_t)got : 0, eof);
         }
-        if (!stopped && k->j->stop && k->j->stop()) {
-            stopped = true;
-            kill(pid, SIGTERM);
-            kill_at = sw_time_mono_ms() + KILL_GRACE_MS;
+        if (!reaped && (reaped = reap(pid, status, &werr)))
+            drain_until = sw_time_mono_ms() + DRAIN_MS;
+        if (reaped && !eof && sw_time_mono_ms() >= drain_until) {
+            take_output(k, &line, NULL, 0, true);
+            say(k, "  (a process buildah left behind still holds its output: not read further)");
+            break;
         }
-        if (stopped && kill_at && sw_time_mono_ms() >= kill_at) {
-            kill(pid, SIGKILL);
-            kill_at = 0;
-        }
+        if (!reaped)
+            check_stop(k, pid, &stopped, &kill_at);
     }
     close(p[0]);
     sw_buf_dispose(&line);
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-        ;
+    while (!reaped) { /* the pipe closed first */
+        reaped = reap(pid, status, &werr);
+        if (!reaped) {
+            check_stop(k, pid, &stopped, &kill_at);
+            poll(NULL, 0, 20);
+        }
+    }
+    if (werr)
+        return sw_error_set(SW_ERROR, "cannot wait for buildah: %s", sw_strerror(werr));
     if (stopped)
         return sw_error_set(SW_EUNAVAILABLE, "the build was stopped");
     return 0;
@@ -395,7 +430,7 @@ static const sw_df_stage *final_stage(const bk *k)
 {
     const sw_df_stage *st = &k->stages[k->nstages - 1];
     for (size_t i = 0; k->j->target && i < k->nstages; i++)
-        if (k->stages[i].name && !strcmp(k->stages[i].name, k->j->target))
+        if (k->stages[i].name && !strcasecmp(k->stages[i].name, k->j->target))
             st = &k->stages[i];
     return st;
 }
@@ -451,9 +486,13 @@ static int bud(bk *k)
     arg(&a, "--identity-label=false");
     if (j->no_cache)
         arg(&a, "--no-cache");
-    if (j->target && *j->target) {
+    if (j->target && *j->target) { /* stage names are case-insensitive, and lower case here */
+        char target[256];
+        snprintf(target, sizeof(target), "%s", j->target);
+        for (char *c = target; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
         arg(&a, "--target");
-        arg(&a, j->target);
+        arg(&a, target);
     }
     for (size_t i = 0; j->build_args && j->build_args[i]; i++) {
         arg(&a, "--build-arg");
@@ -607,6 +646,11 @@ done:
 static int paths(bk *k)
 {
     const char *dir = k->j->dir;
+    if (strchr(dir, ':'))
+        return sw_error_set(SW_EINVALID,
+                            "the build directory %.200s has a ':', which buildah's oci: "
+                            "transport cannot name: give the builder another --workdir",
+                            dir);
     struct {
         char *out;
         const char *name;

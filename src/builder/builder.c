@@ -426,21 +426,46 @@ static int fetch_git(bld *b)
 /* The Source strategy (s2i-style) as a Dockerfile: the source copied to /tmp/src, the builder
  * image's /usr/libexec/s2i/assemble run with sourceStrategy.env in its environment (as ARGs,
  * whose names the API validated; their values go in as build args), run as the CMD. */
+static int fetch_base(bld *b, const char *name);
+
+/* The builder image's USER when it is a plain name or uid other than root ("app" of
+ * "app:staff"), into out; "" otherwise (the source stays root's, readable by all). */
+static void builder_user(const bld *b, char *out, size_t n)
+{
+    const char *u = b->base_cfg ? sw_image_config_str(b->base_cfg, "config.User") : NULL;
+    size_t len = u ? strcspn(u, ":") : 0;
+    bool ok = len > 0 && len < n && len <= 64;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (u[i] >= 'a' && u[i] <= 'z') || (u[i] >= 'A' && u[i] <= 'Z') ||
+             (u[i] >= '0' && u[i] <= '9') || strchr("._-", u[i]);
+    out[0] = '\0';
+    if (ok && !(len == 4 && !strncmp(u, "root", 4)) && !(len == 1 && u[0] == '0'))
+        snprintf(out, n, "%.*s", (int)len, u);
+}
+
 static int source_dockerfile(bld *b)
 {
     const char *from = spec_str(b, "strategy.sourceStrategy.from.name");
+    char user[80];
     if (!sw_str_eq(spec_str(b, "strategy.sourceStrategy.from.kind"), "DockerImage") || !from ||
         !*from || strpbrk(from, " \t\r\n"))
         return sw_error_set(SW_EINVALID, "spec.strategy.sourceStrategy.from must be resolved to a "
                                          "DockerImage pull spec before the builder starts");
+    int error = fetch_base(b, from); /* its config: the USER assemble runs as */
+    if (error < 0)
+        return error;
+    builder_user(b, user, sizeof(user));
     sw_buf df = SW_BUF_INIT(SW_DOCKERFILE_MAX_BYTES);
     sw_buf_printf(&df, "FROM %s\n", from);
     for (size_t i = 0; b->env && b->env[i]; i++) {
         const char *eq = strchr(b->env[i], '=');
         sw_buf_printf(&df, "ARG %.*s\n", (int)(eq - b->env[i]), b->env[i]);
     }
-    sw_buf_puts(&df, "COPY . /tmp/src\n"
-                     "RUN /usr/libexec/s2i/assemble\n"
+    if (user[0]) /* as s2i does: the source belongs to the user assemble runs as */
+        sw_buf_printf(&df, "COPY --chown=%s:0 . /tmp/src\n", user);
+    else
+        sw_buf_puts(&df, "COPY . /tmp/src\n");
+    sw_buf_puts(&df, "RUN /usr/libexec/s2i/assemble\n"
                      "CMD [\"/usr/libexec/s2i/run\"]\n");
     if (sw_buf_error(&df)) {
         sw_buf_dispose(&df);
@@ -814,8 +839,8 @@ static bool unchanged_input(bld *b, char digest[80])
     size_t len = 0;
     json_t *m = NULL;
     bool hit = false;
-    if (!b->source_digest || b->no_cache || !b->push)
-        return false;
+    if (!b->source_digest || b->no_cache || !b->push || source_strategy(b))
+        return false; /* only native (Docker) images carry an input digest */
     if (sw_registry_get_manifest(b->reg, &call, &b->out, &body, &len, media, digest) < 0 ||
         strcmp(media, SW_OCI_MEDIA_MANIFEST) || sw_json_parse(body, len, 16, 0, &m) < 0)
         goto done;

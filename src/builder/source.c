@@ -1016,6 +1016,22 @@ typedef struct wq {
     bool (*stop)(void);
 } wq;
 
+#define WQ_MAX_QUEUED 64 /* directories queued (each an open descriptor) before filling inline */
+
+static void wq_push(wq *q, int fd, const sw_src_node *n);
+
+/* Queues fd/n for another thread and returns true, or returns false when the queue is full
+ * (the caller fills the directory itself, so open descriptors stay bounded). */
+static bool wq_offer(wq *q, int fd, const sw_src_node *n)
+{
+    pthread_mutex_lock(&q->mu);
+    bool room = q->n < WQ_MAX_QUEUED;
+    pthread_mutex_unlock(&q->mu);
+    if (room)
+        wq_push(q, fd, n);
+    return room;
+}
+
 static void wq_push(wq *q, int fd, const sw_src_node *n)
 {
     pthread_mutex_lock(&q->mu);
@@ -1095,7 +1111,12 @@ static int fill_dir(wq *q, int dirfd, const sw_src_node *n)
             if (fd < 0)
                 return sw_error_set(SW_ERROR, "cannot open \"%.200s\": %s", k->path,
                                     sw_strerror(errno));
-            wq_push(q, fd, k);
+            if (!wq_offer(q, fd, k)) { /* depth-first here: at most one fd per level */
+                int error = fill_dir(q, fd, k);
+                close(fd);
+                if (error < 0)
+                    return error;
+            }
         }
     }
     return 0;

@@ -63,10 +63,12 @@ static void apply_request(json_t *spec, const json_t *req)
     bool source = sw_str_eq(sw_json_str_at(spec, "strategy.type"), "Source");
     merge_env(spec, source ? "strategy.sourceStrategy.env" : "strategy.dockerStrategy.env",
               json_object_get(req, "env"));
-    merge_env(spec, "strategy.dockerStrategy.buildArgs",
-              sw_json_at(req, "dockerStrategyOptions.buildArgs"));
+    /* dockerStrategyOptions are the Docker strategy's (OpenShift ignores them for Source) */
+    if (!source)
+        merge_env(spec, "strategy.dockerStrategy.buildArgs",
+                  sw_json_at(req, "dockerStrategyOptions.buildArgs"));
     json_t *nc = sw_json_at(req, "dockerStrategyOptions.noCache");
-    if (json_is_boolean(nc))
+    if (json_is_boolean(nc) && !source)
         sw_json_set_path(spec, "strategy.dockerStrategy.noCache", json_incref(nc));
     if (json_object_get(req, "from"))
         sw_json_set_path(spec,

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -215,13 +216,45 @@ static void test_write_dir(void **state)
     assert_int_equal(sw_path_remove_tree(dir), 0);
 }
 
+/* Many sibling directories under a low descriptor limit: the queue holds at most
+ * WQ_MAX_QUEUED open directories, the rest are filled depth-first by the thread that found
+ * them. */
+static void test_write_dir_fds(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sw-test-backend-XXXXXX", spool[PATH_MAX], out[PATH_MAX], p[PATH_MAX + 64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(spool, sizeof(spool), "%s/spool", dir);
+    snprintf(out, sizeof(out), "%s/ctx", dir);
+    assert_int_equal(mkdir(spool, 0700), 0);
+    sw_source *s = NULL;
+    assert_int_equal(sw_source_new(&s, spool), 0);
+    for (int i = 0; i < 300; i++) {
+        snprintf(p, sizeof(p), "pkg%03d/sub/file", i);
+        add(s, p, SW_TAR_REG, 0644, "x", NULL);
+    }
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 128;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int error = sw_source_write_dir(s, out, 0, NULL);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    if (error < 0)
+        fail_msg("sw_source_write_dir under 128 descriptors: %s", sw_error_msg());
+    snprintf(p, sizeof(p), "%s/pkg299/sub/file", out);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    sw_source_free(s);
+    assert_int_equal(sw_path_remove_tree(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_choose),
-        cmocka_unit_test(test_lists),
-        cmocka_unit_test(test_stages),
-        cmocka_unit_test(test_write_dir),
+        cmocka_unit_test(test_choose),        cmocka_unit_test(test_lists),
+        cmocka_unit_test(test_stages),        cmocka_unit_test(test_write_dir),
+        cmocka_unit_test(test_write_dir_fds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

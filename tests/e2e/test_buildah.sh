@@ -179,7 +179,7 @@ expect_match "base layer mounted or already there, not uploaded again" \
 
 # --target (annotation build.slipway.dev/target) builds the first stage
 cp "$SW_TMP/app.tar" "$SW_TMP/app-target.tar"
-B=$(binary_build app-target test/app:first '{"build.slipway.dev/target": "first"}')
+B=$(binary_build app-target test/app:first '{"build.slipway.dev/target": "First"}')
 builder_ok "--target first" "$B"
 reg_unpack "$REG/test/app:first" "$SW_TMP/u3"
 expect_eq "--target: the first stage's file" "hello world from /work" "$(head -n 1 "$SW_TMP/u3/rootfs/work/out.txt")"
@@ -242,6 +242,20 @@ BUILDER_FLAGS=()
 expect_eq "--backends native: exit 1" 1 "$RC"
 expect_contains "--backends native: says buildah is not allowed" "not allowed by this server" \
     "$(build_get "$B" 'at("status.message")')"
+
+# a buildah that exits but leaves a process holding its output: the step ends when buildah does
+printf '#!/bin/sh\n(sleep 37 &)\necho "Error: fake buildah failed"\nexit 1\n' >"$SW_TMP/fake-buildah"
+chmod 755 "$SW_TMP/fake-buildah"
+cp "$SW_TMP/failing.tar" "$SW_TMP/fake.tar"
+B=$(binary_build fake test/fake:1)
+T0=$(date +%s)
+SLIPWAY_BUILDAH=$SW_TMP/fake-buildah builder "$B"
+ELAPSED=$(($(date +%s) - T0))
+pkill -f 'sleep 37' || true
+expect_eq "a buildah leaving a process behind: exit 1" 1 "$RC"
+[ "$ELAPSED" -lt 15 ] || fail "the builder waited ${ELAPSED} s for a process buildah left behind"
+pass "the builder did not wait for what buildah left behind (${ELAPSED} s)"
+expect_contains "its Error: line is the message" "fake buildah failed" "$(build_get "$B" 'at("status.message")')"
 
 # ---- 5. COPY-only still goes native, reproducibly ----
 
@@ -321,6 +335,23 @@ expect_eq "Source: with its mode" 600 "$(stat -c %a "$SW_TMP/u5/rootfs/opt/app/b
 expect_eq "Source: the source is in /tmp/src" version-7 "$(cat "$SW_TMP/u5/rootfs/tmp/src/app.txt")"
 expect_eq "Source: CMD is the run script" '["/usr/libexec/s2i/run"]' "$(config test/s2i:1 'at("config.Cmd")')"
 expect_contains "Source: the env is the image's too" "MODE=prod" "$(config test/s2i:1 'at("config.Env")')"
+# a builder image that runs as uid 1001: the source is its own, as s2i makes it
+mkdir -p "$SW_TMP/s2i-user"
+printf '#!/bin/sh\nset -e\necho "assembled as $(id -u)" > /tmp/src/built.txt\n' >"$SW_TMP/s2i-user/assemble"
+chmod 755 "$SW_TMP/s2i-user/assemble"
+ctx s2i-user "FROM $REG/lib/busybox:1
+COPY assemble /usr/libexec/s2i/
+USER 1001"
+B=$(binary_build s2i-user lib/s2i-user:1)
+builder_ok "a non-root s2i builder image" "$B"
+mkbc s2i-nonroot "{\"source\": {\"type\": \"Binary\"}, \"strategy\": {\"type\": \"Source\",
+    \"sourceStrategy\": {\"from\": {\"kind\": \"DockerImage\", \"name\": \"$REG/lib/s2i-user:1\"}}},
+    \"output\": {\"to\": {\"kind\": \"DockerImage\", \"name\": \"$REG/test/s2i-nonroot:1\"}}}"
+B=$(start_binary s2i-nonroot "$SW_TMP/s2i.tar")
+builder_ok "Source strategy as uid 1001" "$B"
+reg_unpack "$REG/test/s2i-nonroot:1" "$SW_TMP/u6"
+expect_eq "Source as uid 1001: assemble wrote into its /tmp/src" "assembled as 1001" \
+    "$(cat "$SW_TMP/u6/rootfs/tmp/src/built.txt")"
 expect_fails "Source without a builder image: 422" "sourceStrategy.from.name: Required value" \
     kc create -n "$NS" -f - <<<'{"apiVersion":"build.openshift.io/v1","kind":"BuildConfig","metadata":{"name":"nofrom"},"spec":{"strategy":{"type":"Source","sourceStrategy":{}}}}'
 expect_ok "new-build --strategy=source" "$SLIPWAY" new-build -n "$NS" --binary --name=s2icli \
