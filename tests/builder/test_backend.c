@@ -176,16 +176,37 @@ static void add(sw_source *s, const char *path, sw_tar_type type, uint32_t mode,
     assert_int_equal(sw_source_add(s, &e), 0);
 }
 
+/* A temporary directory with a spool for a new source and the path "ctx" to write it to. */
+typedef struct scratch {
+    char dir[32], spool[PATH_MAX], out[PATH_MAX];
+    sw_source *s;
+} scratch;
+
+static sw_source *scratch_new(scratch *t)
+{
+    snprintf(t->dir, sizeof(t->dir), "/tmp/sw-test-backend-XXXXXX");
+    assert_non_null(mkdtemp(t->dir));
+    snprintf(t->spool, sizeof(t->spool), "%s/spool", t->dir);
+    snprintf(t->out, sizeof(t->out), "%s/ctx", t->dir);
+    assert_int_equal(mkdir(t->spool, 0700), 0);
+    t->s = NULL;
+    assert_int_equal(sw_source_new(&t->s, t->spool), 0);
+    return t->s;
+}
+
+static void scratch_free(scratch *t)
+{
+    sw_source_free(t->s);
+    assert_int_equal(sw_path_remove_tree(t->dir), 0);
+}
+
 static void test_write_dir(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/sw-test-backend-XXXXXX", spool[PATH_MAX], out[PATH_MAX], p[PATH_MAX + 32];
-    assert_non_null(mkdtemp(dir));
-    snprintf(spool, sizeof(spool), "%s/spool", dir);
-    snprintf(out, sizeof(out), "%s/ctx", dir);
-    assert_int_equal(mkdir(spool, 0700), 0);
-    sw_source *s = NULL;
-    assert_int_equal(sw_source_new(&s, spool), 0);
+    scratch t;
+    sw_source *s = scratch_new(&t);
+    const char *out = t.out;
+    char p[PATH_MAX + 32];
     add(s, "app/run.sh", SW_TAR_REG, 0755, "#!/bin/sh\n", NULL);
     add(s, "app/secret.tmp", SW_TAR_REG, 0600, "x", NULL);
     add(s, "etc-link", SW_TAR_SYMLINK, 0777, NULL, "/etc/passwd");
@@ -212,8 +233,7 @@ static void test_write_dir(void **state)
     sw_free(body);
     /* the directory must be new */
     assert_int_equal(sw_source_write_dir(s, out, 0, NULL), SW_ERROR);
-    sw_source_free(s);
-    assert_int_equal(sw_path_remove_tree(dir), 0);
+    scratch_free(&t);
 }
 
 /* Many sibling directories under a low descriptor limit: the queue holds at most
@@ -222,13 +242,10 @@ static void test_write_dir(void **state)
 static void test_write_dir_fds(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/sw-test-backend-XXXXXX", spool[PATH_MAX], out[PATH_MAX], p[PATH_MAX + 64];
-    assert_non_null(mkdtemp(dir));
-    snprintf(spool, sizeof(spool), "%s/spool", dir);
-    snprintf(out, sizeof(out), "%s/ctx", dir);
-    assert_int_equal(mkdir(spool, 0700), 0);
-    sw_source *s = NULL;
-    assert_int_equal(sw_source_new(&s, spool), 0);
+    scratch t;
+    sw_source *s = scratch_new(&t);
+    const char *out = t.out;
+    char p[PATH_MAX + 64];
     for (int i = 0; i < 300; i++) {
         snprintf(p, sizeof(p), "pkg%03d/sub/file", i);
         add(s, p, SW_TAR_REG, 0644, "x", NULL);
@@ -245,8 +262,7 @@ static void test_write_dir_fds(void **state)
     snprintf(p, sizeof(p), "%s/pkg299/sub/file", out);
     struct stat st;
     assert_int_equal(stat(p, &st), 0);
-    sw_source_free(s);
-    assert_int_equal(sw_path_remove_tree(dir), 0);
+    scratch_free(&t);
 }
 
 int main(void)

@@ -17,6 +17,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/registry.sh
 . "$SW_TESTS/lib/registry.sh"
+# shellcheck source=../lib/builder.sh
+. "$SW_TESTS/lib/builder.sh"
 
 sw_with_registry
 command -v buildah >/dev/null || fail "buildah is not installed (run scripts/install-deps)"
@@ -36,14 +38,6 @@ NS=buildah
 WORK=$SW_TMP/work # --workdir: must be empty after every run
 mkdir -p "$WORK"
 BUILDER_FLAGS=()
-
-api()
-{
-    local method=$1 path=$2
-    shift 2
-    curl -sk --max-time 60 -X "$method" -H "Authorization: Bearer $SW_TOKEN" "$@" \
-        "$SW_URL/apis/build.openshift.io/v1/namespaces/$NS/$path"
-}
 
 mkbc()
 {
@@ -68,30 +62,6 @@ patch_build()
 
 build_get() { api GET "builds/$1" | sw_json "$2"; }
 
-# builder BUILD: mints a token and runs the builder; output in OUT, exit status in RC.
-builder()
-{
-    local b=$1
-    api POST "builds/$b/token" | sw_json 'at("token")' >"$SW_TMP/token" || fail "token for $b"
-    "$SLIPWAY" builder --server "$SW_URL" --ca "$SW_DIR/tls.crt" --token-file "$SW_TMP/token" \
-        --namespace "$NS" --build "$b" --insecure-registry "$REG" --workdir "$WORK" \
-        ${BUILDER_FLAGS[@]+"${BUILDER_FLAGS[@]}"} >"$SW_TMP/builder.log" 2>&1
-    RC=$?
-    OUT=$(cat "$SW_TMP/builder.log")
-    [ -z "$(ls -A "$WORK")" ] || fail "the builder left files in its workdir: $(ls -A "$WORK")"
-    grep -En "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error" "$SW_TMP/builder.log" >&2 &&
-        fail "sanitizer report in the builder's output"
-}
-
-builder_ok()
-{
-    local what=$1
-    shift
-    builder "$@"
-    [ "$RC" -eq 0 ] || fail "$what: builder exited $RC:
-$OUT"
-    pass "$what: builder exit 0"
-}
 
 # ctx NAME DOCKERFILE: a context directory $SW_TMP/NAME with the Dockerfile, tarred to NAME.tar.
 ctx()

@@ -19,6 +19,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../lib/registry.sh
 . "$SW_TESTS/lib/registry.sh"
+# shellcheck source=../lib/builder.sh
+. "$SW_TESTS/lib/builder.sh"
 
 START=$(date +%s)
 command -v git >/dev/null || fail "git is not installed"
@@ -43,15 +45,6 @@ WORK=$SW_TMP/work # --workdir: must be empty after every run
 mkdir -p "$WORK"
 
 # ---- helpers ----
-
-# api METHOD PATH [curl args...]: the build.openshift.io API of namespace NS, admin token.
-api()
-{
-    local method=$1 path=$2
-    shift 2
-    curl -sk --max-time 60 -X "$method" -H "Authorization: Bearer $SW_TOKEN" "$@" \
-        "$SW_URL/apis/build.openshift.io/v1/namespaces/$NS/$path"
-}
 
 # jq_py EXPR < JSON: a Python expression over o.
 jq_py()
@@ -106,33 +99,6 @@ patch_build()
 
 build_get() { api GET "builds/$1" | jq_py "$2"; }
 
-# builder BUILD [ENV=VALUE...]: mints a token and runs the builder; output in OUT (and
-# $SW_TMP/builder.log), exit status in RC.
-builder()
-{
-    local b=$1
-    shift
-    api POST "builds/$b/token" | jq_py 'at("token")' >"$SW_TMP/token" || fail "token for $b"
-    env "$@" "$SLIPWAY" builder --server "$SW_URL" --ca "$SW_DIR/tls.crt" \
-        --token-file "$SW_TMP/token" --namespace "$NS" --build "$b" \
-        --insecure-registry "$REG" --workdir "$WORK" "${BUILDER_FLAGS[@]}" \
-        >"$SW_TMP/builder.log" 2>&1
-    RC=$?
-    OUT=$(cat "$SW_TMP/builder.log")
-    [ -z "$(ls -A "$WORK")" ] || fail "the builder left files in its workdir: $(ls -A "$WORK")"
-    grep -En "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error" "$SW_TMP/builder.log" >&2 &&
-        fail "sanitizer report in the builder's output"
-}
-
-builder_ok()
-{
-    local what=$1
-    shift
-    builder "$@"
-    [ "$RC" -eq 0 ] || fail "$what: builder exited $RC:
-$OUT"
-    pass "$what: builder exit 0"
-}
 
 # builder_fails WHAT BUILD REASON NEEDLE TAG: exit 1, reason and message in details, no tag.
 builder_fails()
