@@ -177,6 +177,32 @@ B=$(binary_build nethost test/net:2 '{"build.slipway.dev/network": "host"}')
 builder_ok "RUN with the host network" "$B"
 expect_contains "the host network reaches the registry" reached "$OUT"
 
+# ---- 3b. a base behind basic auth: pulled with the pull secret, which never reaches the log ----
+
+read -r PPORT < <(reg_free_ports 1)
+reg_start private "$PPORT" --htpasswd "$(reg_htpasswd puller 's3cret-pw')"
+PRIV=127.0.0.1:$PPORT
+skopeo copy -q --src-tls-verify=false --dest-tls-verify=false --dest-creds 'puller:s3cret-pw' \
+    "docker://$REG/lib/busybox:1" "docker://$PRIV/lib/busybox:1" || fail "copy the base to $PRIV"
+AUTH=$(printf 'puller:s3cret-pw' | base64)
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$PRIV" "$AUTH" >"$SW_TMP/pull.json"
+chmod 600 "$SW_TMP/pull.json"
+ctx private "FROM $PRIV/lib/busybox:1
+RUN echo private-base-ran"
+B=$(binary_build private test/private:1)
+BUILDER_FLAGS=(--insecure-registry "$PRIV" --pull-auth "$SW_TMP/pull.json")
+builder_ok "a base behind basic auth, with the pull secret" "$B"
+expect_contains "the private base was pulled and RUN ran on it" private-base-ran "$OUT"
+expect_not_contains "the password is not in the log" 's3cret-pw' "$OUT"
+expect_not_contains "nor its base64" "$AUTH" "$OUT"
+B=$(start_binary private "$SW_TMP/private.tar")
+BUILDER_FLAGS=(--insecure-registry "$PRIV")
+builder "$B"
+BUILDER_FLAGS=()
+expect_eq "without the pull secret: exit 1" 1 "$RC"
+expect_eq "without the pull secret: PullBuilderImageFailed" PullBuilderImageFailed \
+    "$(build_get "$B" 'at("status.reason")')"
+
 # ---- 4. failures ----
 
 ctx failing "FROM $REG/lib/busybox:1
