@@ -56,8 +56,11 @@ static void put_strategy(sw_buf *b, const json_t *spec)
         sw_describe__field(b, "Dockerfile", trimmed);
         sw_free(trimmed);
     }
-    if (sw_json_at(spec, "strategy.dockerStrategy.from")) {
-        ref_text(sw_json_at(spec, "strategy.dockerStrategy.from"), text, sizeof(text));
+    const char *from = sw_str_eq(sw_json_str_at(spec, "strategy.type"), "Source")
+                           ? "strategy.sourceStrategy.from"
+                           : "strategy.dockerStrategy.from";
+    if (sw_json_at(spec, from)) {
+        ref_text(sw_json_at(spec, from), text, sizeof(text));
         sw_describe__field(b, "From Image", text);
     }
     ref_text(sw_json_at(spec, "output.to"), text, sizeof(text));
@@ -240,6 +243,8 @@ void sw_describe_build(sw_buf *out, sw_client *c, const json_t *build, int64_t n
     sw_describe__field(&b, "Build Config", sw_json_str_at(build, "status.config.name"));
     sw_buf_puts(&b, "\n");
     put_strategy(&b, json_object_get(build, "spec"));
+    if (sw_json_str_at(build, "status.backend")) /* slipway's: native or buildah */
+        sw_describe__field(&b, "Backend", sw_json_str_at(build, "status.backend"));
     if (sw_json_str_at(build, "status.outputDockerImageReference"))
         sw_describe__field(&b, "Output Image",
                            sw_json_str_at(build, "status.outputDockerImageReference"));

@@ -324,6 +324,9 @@ B=$(start_binary s2i "$SW_TMP/s2i.tar")
 builder_ok "Source strategy build" "$B"
 expect_contains "Source: assemble's output in the log, env in scope" "---> assembling in prod mode" "$OUT"
 expect_eq "Source: built by buildah" buildah "$(build_get "$B" 'at("status.backend")')"
+expect_ok "describe build" "$SLIPWAY" describe -n "$NS" "build/$B"
+expect_match "describe: the backend" 'Backend:[[:space:]]+buildah' "$OUT"
+expect_match "describe: the builder image" "From Image:[[:space:]]+DockerImage $REG/lib/s2i-builder:1" "$OUT"
 reg_unpack "$REG/test/s2i:1" "$SW_TMP/u5"
 expect_eq "Source: the file assemble wrote" "assembled version-7 in prod mode" \
     "$(cat "$SW_TMP/u5/rootfs/opt/app/built.txt")"
