@@ -36,8 +36,9 @@ struct sw_authz {
     json_t *roles; /* "R/<ns>/<name>" and "C/<name>" -> effective rules (array) */
     json_t *index; /* subject key -> array of {ns, role, why} */
     /* Decisions made on this view: "<user, groups, attributes>" -> why (allowed) or false.
-     * Emptied with every rebuild and when full; under dmu (and the view's read side). */
-    pthread_mutex_t dmu;
+     * Emptied with every rebuild and when full; read under dmu's read side, written under its
+     * write side (and always under the view's read side). */
+    pthread_rwlock_t dmu;
     json_t *decisions;
 };
 
@@ -189,7 +190,7 @@ int sw_authz_new(sw_authz **out, sw_store *store, int64_t rev)
     a->store = store;
     pthread_mutex_init(&a->mu, NULL);
     pthread_rwlock_init(&a->view_mu, NULL);
-    pthread_mutex_init(&a->dmu, NULL);
+    pthread_rwlock_init(&a->dmu, NULL);
     a->decisions = json_object();
     a->objs = json_object();
     a->sa_uids = json_object();
@@ -271,7 +272,7 @@ void sw_authz_free(sw_authz *a)
     json_decref(a->roles);
     json_decref(a->index);
     json_decref(a->decisions);
-    pthread_mutex_destroy(&a->dmu);
+    pthread_rwlock_destroy(&a->dmu);
     pthread_mutex_destroy(&a->mu);
     pthread_rwlock_destroy(&a->view_mu);
     sw_free(a);
@@ -560,15 +561,28 @@ bool sw_authz_allowed(sw_authz *a, const sw_user *u, const sw_authz_attrs *at, c
     allow_arg arg = {.at = at};
     sw_buf key;
     sw_buf_init(&key, 4096);
-    sw_buf_printf(&key, "%s\x1f%s\x1f", u->name, u->uid);
-    for (size_t i = 0; i < u->ngroups; i++)
-        sw_buf_printf(&key, "%s\x1e", u->groups[i]);
-    sw_buf_printf(&key, "\x1f%d\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", at->resource, at->verb,
-                  at->group, at->resource_name, at->subresource, at->ns, at->name, at->path);
+    /* the decision's inputs, each ended by a separator no name holds (no printf: it is the
+     * hot path of every authorized request) */
+    const char *parts[] = {u->name,         u->uid,    at->resource ? "r" : "n",
+                           at->verb,        at->group, at->resource_name,
+                           at->subresource, at->ns,    at->name,
+                           at->path};
+    for (size_t i = 0; i < 2; i++) {
+        sw_buf_puts(&key, parts[i]);
+        sw_buf_put(&key, "\x1f", 1);
+    }
+    for (size_t i = 0; i < u->ngroups; i++) {
+        sw_buf_puts(&key, u->groups[i]);
+        sw_buf_put(&key, "\x1e", 1);
+    }
+    for (size_t i = 2; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        sw_buf_put(&key, "\x1f", 1);
+        sw_buf_puts(&key, parts[i]);
+    }
     bool cacheable = sw_buf_error(&key) == 0, ok, known = false;
     view_lock(a);
     if (cacheable) {
-        pthread_mutex_lock(&a->dmu);
+        pthread_rwlock_rdlock(&a->dmu);
         const json_t *d = json_object_get(a->decisions, sw_buf_cstr(&key));
         if (d) {
             known = true;
@@ -576,19 +590,19 @@ bool sw_authz_allowed(sw_authz *a, const sw_user *u, const sw_authz_attrs *at, c
             if (ok && reason)
                 sw_strlcpy(reason, json_string_value(d), n);
         }
-        pthread_mutex_unlock(&a->dmu);
+        pthread_rwlock_unlock(&a->dmu);
     }
     if (!known) {
         ok = each_entry(a, u, at->resource ? at->ns : "", entry_allows, &arg);
         if (ok && reason)
             sw_strlcpy(reason, arg.why ? arg.why : "", n);
         if (cacheable) {
-            pthread_mutex_lock(&a->dmu);
+            pthread_rwlock_wrlock(&a->dmu);
             if (json_object_size(a->decisions) >= MAX_DECISIONS)
                 json_object_clear(a->decisions);
             json_object_set_new(a->decisions, sw_buf_cstr(&key),
                                 ok ? json_string(arg.why ? arg.why : "") : json_false());
-            pthread_mutex_unlock(&a->dmu);
+            pthread_rwlock_unlock(&a->dmu);
         }
     }
     pthread_rwlock_unlock(&a->view_mu);

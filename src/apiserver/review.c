@@ -46,13 +46,13 @@ static int sa_in_store(sw_api *api, const sw_sa_claims *c)
  * pay a base64 decode, an HMAC and a JSON parse: token -> [ns, name, uid, exp]. The expiry and
  * the ServiceAccount are still checked on every hit; the cache is emptied when it is full. */
 #define TOKEN_CACHE_MAX 4096
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t cache_mu = PTHREAD_RWLOCK_INITIALIZER; /* readers look up, one writes */
 static json_t *token_cache;
 
 static bool cached_claims(const char *token, sw_sa_claims *c)
 {
     bool hit = false;
-    pthread_mutex_lock(&cache_mu);
+    pthread_rwlock_rdlock(&cache_mu);
     const json_t *e = token_cache ? json_object_get(token_cache, token) : NULL;
     if (e) {
         sw_strlcpy(c->ns, json_string_value(json_array_get(e, 0)), sizeof(c->ns));
@@ -62,20 +62,20 @@ static bool cached_claims(const char *token, sw_sa_claims *c)
         sw_strlcpy(c->matched_audience, SW_SA_AUDIENCE, sizeof(c->matched_audience));
         hit = true;
     }
-    pthread_mutex_unlock(&cache_mu);
+    pthread_rwlock_unlock(&cache_mu);
     return hit;
 }
 
 static void remember_claims(const char *token, const sw_sa_claims *c)
 {
-    pthread_mutex_lock(&cache_mu);
+    pthread_rwlock_wrlock(&cache_mu);
     if (!token_cache || json_object_size(token_cache) >= TOKEN_CACHE_MAX) {
         json_decref(token_cache);
         token_cache = json_object();
     }
     json_object_set_new(token_cache, token,
                         json_pack("[s, s, s, I]", c->ns, c->name, c->uid, (json_int_t)c->exp));
-    pthread_mutex_unlock(&cache_mu);
+    pthread_rwlock_unlock(&cache_mu);
 }
 
 int sw_api_token_user(sw_api *api, const char *token, const char *const *audiences,
