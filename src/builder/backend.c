@@ -58,20 +58,14 @@ int sw_backend_list_check(const char *list)
     return each_name(list, check_one, &seen);
 }
 
-typedef struct find_arg {
-    const char *name;
-} find_arg;
-
-static int match_one(const char *name, size_t len, void *arg)
+static int match_one(const char *name, size_t len, void *want)
 {
-    const find_arg *f = arg;
-    return strlen(f->name) == len && !memcmp(f->name, name, len);
+    return strlen(want) == len && !memcmp(want, name, len);
 }
 
 bool sw_backend_allowed(const char *list, const char *name)
 {
-    find_arg f = {name};
-    return name && each_name(list ? list : SW_BACKENDS_DEFAULT, match_one, &f) == 1;
+    return name && each_name(list ? list : SW_BACKENDS_DEFAULT, match_one, (void *)name) == 1;
 }
 
 int sw_backend_choose(const char *forced, const char *allowed, int native_parse,

@@ -43,21 +43,16 @@ typedef struct sw_backend_job {
     bool no_cache, force_pull;
     bool host_network;            /* RUN may use the host's network (else none at all) */
     sw_compress_kind compression; /* of new layers */
-    sw_registry *reg;             /* the builder's client (insecure hosts already set) */
-    const sw_creds *pull_creds, *push_creds;
-    const char *pull_auth;                  /* the pull credentials' file, for tools; or NULL */
-    const char *const *insecure_registries; /* NULL-terminated HOST[:PORT] list, or NULL */
-    bool push;                              /* push to out (else build only) */
+    sw_registry *reg;             /* the builder's client (its insecure hosts are the build's) */
+    const sw_creds *push_creds;
+    const char *pull_auth; /* the pull credentials' file, for tools; or NULL */
+    bool push;             /* push to out (else build only) */
     const sw_ref *out;
-    const char *const *annotations; /* "K=V" for the manifest, or NULL */
     bool (*stop)(void);
     void (*say)(void *ctx, const char *line); /* one line of build log */
-    void *ctx;
-    void *priv; /* the backend's caller's own (the native backend's builder state) */
+    void *ctx; /* the builder's own (say's, and the native backend's state) */
     /* out: set by the backend */
-    const char *reason;   /* the OpenShift reason of a failure (SW_REASON_*), or NULL */
-    char base_name[600];  /* the image the final stage starts from, as named */
-    char base_digest[80]; /* its manifest digest, when known */
+    const char *reason; /* the OpenShift reason of a failure (SW_REASON_*), or NULL */
 } sw_backend_job;
 
 typedef struct sw_backend {

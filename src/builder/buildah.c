@@ -1,12 +1,13 @@
 /* buildah: the buildah build backend (see buildah.h). One job is: write the context and the
  * Dockerfile out, pull every base image, `buildah bud`, `buildah push oci:<layout>`, then push
  * the layout's blobs and manifest with slipway's registry client. A subprocess's output is read
- * line by line into the build log; the last lines and the last "Error:" line make the failure's
+ * line by line into the build log; the last line, or the last "Error:" line, makes the failure's
  * message. */
 #include "builder/buildah.h"
 
 #include "builder/report.h"
 #include "image/layout.h"
+#include "image/oci.h"
 #include "registry/manifest.h"
 #include "registry/push.h"
 #include "util/alloc.h"
@@ -40,7 +41,6 @@ extern char **environ;
 #define IMAGE "localhost/slipway-build:latest" /* the image's name in the build's own storage */
 #define LAYOUT_TAG "latest"
 #define LINE_CAP 4096      /* one log line (longer ones are split) */
-#define TAIL_LINES 6       /* kept for the failure's message */
 #define KILL_GRACE_MS 1500 /* SIGTERM to buildah, then SIGKILL */
 #define DRAIN_MS 1000      /* output read after buildah exited */
 #define MAX_ARGS 100000    /* arguments of one command (build args, labels, env) */
@@ -56,38 +56,22 @@ typedef struct bk {
     char root[PATH_MAX], run[PATH_MAX], tmp[PATH_MAX], ctx[PATH_MAX], df[PATH_MAX];
     char layout[PATH_MAX];
     char tmpenv[PATH_MAX + 8]; /* "TMPDIR=<tmp>" for buildah's environment */
-    char tail[TAIL_LINES][512];
-    size_t ntail;       /* lines seen (the ring holds the last TAIL_LINES) */
-    char err_line[512]; /* the last line starting "Error: " */
+    char last[512];            /* the last line of output, for a failure's message */
+    char err_line[512];        /* the last line starting "Error: " */
     sw_df_stage *stages;
     size_t nstages;
 } bk;
 
 /* ---- finding buildah ---- */
 
-static int find_bin(char out[PATH_MAX])
+/* buildah's path ($SLIPWAY_BUILDAH, else the one on PATH) into bin, and whether it can run
+ * here: SW_EUNAVAILABLE saying why not. */
+static int locate(char bin[PATH_MAX])
 {
     const char *env = getenv("SLIPWAY_BUILDAH");
-    if (env && *env) {
-        sw_strlcpy(out, env, PATH_MAX);
-        return access(out, X_OK) == 0 ? 0 : -1;
-    }
-    const char *path = getenv("PATH");
-    for (const char *p = path && *path ? path : "/usr/bin:/bin"; *p;) {
-        const char *colon = strchr(p, ':');
-        size_t n = colon ? (size_t)(colon - p) : strlen(p);
-        int k = snprintf(out, PATH_MAX, "%.*s/buildah", (int)n, p);
-        if (n && k > 0 && k < PATH_MAX && access(out, X_OK) == 0)
-            return 0;
-        p += n + (colon ? 1 : 0);
-    }
-    return -1;
-}
-
-static int buildah_available(void)
-{
-    char bin[PATH_MAX];
-    if (find_bin(bin) < 0)
+    bool found = env && *env ? sw_strlcpy(bin, env, PATH_MAX) < PATH_MAX && access(bin, X_OK) == 0
+                             : sw_path_find_exec("buildah", bin, PATH_MAX);
+    if (!found)
         return sw_error_set(SW_EUNAVAILABLE, "buildah is not installed (scripts/install-deps "
                                              "installs Debian's buildah; SLIPWAY_BUILDAH names "
                                              "another)");
@@ -97,6 +81,12 @@ static int buildah_available(void)
                             "builder runs as uid %ld",
                             (long)geteuid());
     return 0;
+}
+
+static int buildah_available(void)
+{
+    char bin[PATH_MAX];
+    return locate(bin);
 }
 
 /* ---- argument vectors ---- */
@@ -154,8 +144,7 @@ static void say(bk *k, const char *line)
 
 static void keep_line(bk *k, const char *line)
 {
-    sw_strlcpy(k->tail[k->ntail % TAIL_LINES], line, sizeof(k->tail[0]));
-    k->ntail++;
+    sw_strlcpy(k->last, line, sizeof(k->last));
     if (sw_str_prefix(line, "Error: "))
         sw_strlcpy(k->err_line, line + 7, sizeof(k->err_line));
     say(k, line);
@@ -204,8 +193,10 @@ static void child(const char *bin, char *const argv[], char *const envp[], int w
     signal(SIGPIPE, SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int null = open("/dev/null", O_RDONLY);
-    if (null >= 0)
+    if (null > 0) {
         dup2(null, 0);
+        close(null);
+    }
     dup2(wfd, 1);
     dup2(wfd, 2);
     if (netns && unshare(CLONE_NEWNET) < 0) {
@@ -321,9 +312,8 @@ static int run_step(bk *k, args *a, bool netns, const char *what, const char *re
             snprintf(code, sizeof(code), "killed by signal %d", WTERMSIG(status));
         else
             snprintf(code, sizeof(code), "exit status %d", WEXITSTATUS(status));
-        const char *last = k->ntail ? k->tail[(k->ntail - 1) % TAIL_LINES] : "";
         error = sw_error_set(SW_EINVALID, "%s failed (%s): %s", what, code,
-                             k->err_line[0] ? k->err_line : last);
+                             k->err_line[0] ? k->err_line : k->last);
     }
     if (error < 0 && !k->j->reason)
         k->j->reason = reason;
@@ -365,17 +355,11 @@ static bool is_scratch(const char *image)
     return !strcmp(image, "scratch");
 }
 
-/* Whether image's registry (its first path component, when it has a dot, a colon or is
- * localhost) is one of the insecure ones. */
+/* Whether image's registry is one the builder's registry client treats as insecure. */
 static bool insecure(const bk *k, const char *image)
 {
     sw_ref ref;
-    if (sw_ref_parse(image, &ref) < 0)
-        return false;
-    for (size_t i = 0; k->j->insecure_registries && k->j->insecure_registries[i]; i++)
-        if (!strcmp(k->j->insecure_registries[i], ref.registry))
-            return true;
-    return false;
+    return sw_ref_parse(image, &ref) == 0 && sw_registry_insecure_ref(k->j->reg, &ref);
 }
 
 /* Every registry image a FROM names, normalised as the native backend does (short names are
@@ -540,8 +524,8 @@ static int export_layout(bk *k)
     return error;
 }
 
-/* The manifest with the job's annotations added (canonical JSON): new text in *out. */
-static int annotate(bk *k, const char *body, size_t len, char **out, size_t *out_len)
+/* The manifest with the backend's annotation added, as canonical JSON: new text in *out. */
+static int annotate(const char *body, size_t len, char **out, size_t *out_len)
 {
     json_t *m = NULL;
     int error = sw_json_parse(body, len, 16, 0, &m);
@@ -552,18 +536,10 @@ static int annotate(bk *k, const char *body, size_t len, char **out, size_t *out
         ann = json_object();
         json_object_set_new(m, "annotations", ann);
     }
-    for (size_t i = 0; k->j->annotations && k->j->annotations[i]; i++) {
-        const char *kv = k->j->annotations[i], *eq = strchr(kv, '=');
-        if (eq)
-            json_object_setn_new(ann, kv, (size_t)(eq - kv), json_string(eq + 1));
-    }
-    const char *base =
-        json_string_value(json_object_get(ann, "org.opencontainers.image.base.digest"));
-    if (base && sw_sha256_digest_valid(base))
-        sw_strlcpy(k->j->base_digest, base, sizeof(k->j->base_digest));
-    *out = sw_json_dumps(m, out_len);
+    json_object_set_new(ann, SW_BACKEND_KEY, json_string("buildah"));
+    error = sw_oci_json_canonical(m, out, out_len);
     json_decref(m);
-    return 0;
+    return error;
 }
 
 /* One blob of the layout into the output: HEAD, a mount from the base's repository (same
@@ -610,7 +586,7 @@ static int push(bk *k, char digest[80])
     if (error == 0 && sw_manifest_get_kind(m) != SW_MANIFEST_IMAGE)
         error = sw_error_set(SW_EINVALID, "buildah exported an index, not an image");
     if (error == 0)
-        error = annotate(k, body, len, &annotated, &alen);
+        error = annotate(body, len, &annotated, &alen);
     if (error < 0 || !j->push) {
         if (error == 0)
             sw_sha256_digest(annotated, alen, digest);
@@ -708,18 +684,13 @@ static int context_and_pull(bk *k)
 static int buildah_build(sw_backend_job *j, char digest[80])
 {
     bk k = {.j = j};
-    int error = buildah_available();
-    if (error == 0 && find_bin(k.bin) < 0)
-        error = sw_error_set(SW_EUNAVAILABLE, "buildah is not installed");
+    int error = locate(k.bin);
     if (error == 0)
         error = paths(&k);
     if (error == 0)
         error = write_dockerfile(&k);
-    if (error == 0) {
-        const sw_df_stage *st = final_stage(&k);
-        sw_strlcpy(j->base_name, st->image, sizeof(j->base_name));
+    if (error == 0)
         error = context_and_pull(&k);
-    }
     if (error == 0)
         error = bud(&k);
     if (error == 0)

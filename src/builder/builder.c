@@ -423,9 +423,6 @@ static int fetch_git(bld *b)
     return 0;
 }
 
-/* The Source strategy (s2i-style) as a Dockerfile: the source copied to /tmp/src, the builder
- * image's /usr/libexec/s2i/assemble run with sourceStrategy.env in its environment (as ARGs,
- * whose names the API validated; their values go in as build args), run as the CMD. */
 static int fetch_base(bld *b, const char *name);
 
 /* The builder image's USER when it is a plain name or uid other than root ("app" of
@@ -443,6 +440,9 @@ static void builder_user(const bld *b, char *out, size_t n)
         snprintf(out, n, "%.*s", (int)len, u);
 }
 
+/* The Source strategy (s2i-style) as a Dockerfile: the source copied to /tmp/src, the builder
+ * image's /usr/libexec/s2i/assemble run with sourceStrategy.env in its environment (as ARGs,
+ * whose names the API validated; their values go in as build args), run as the CMD. */
 static int source_dockerfile(bld *b)
 {
     const char *from = spec_str(b, "strategy.sourceStrategy.from.name");
@@ -1128,8 +1128,6 @@ static void job_say(void *ctx, const char *line)
     say(ctx, "%s", line);
 }
 
-static const char *const buildah_annotations[] = {SW_BACKEND_KEY "=buildah", NULL};
-
 /* What a backend gets of the build. */
 static void job_init(bld *b, sw_backend_job *j)
 {
@@ -1151,17 +1149,13 @@ static void job_init(bld *b, sw_backend_job *j)
     j->host_network = b->host_network;
     j->compression = b->compression;
     j->reg = b->reg;
-    j->pull_creds = b->pull_creds;
     j->push_creds = b->push_creds;
     j->pull_auth = b->o->pull_auth;
-    j->insecure_registries = b->o->insecure_registries;
     j->push = b->push;
     j->out = &b->out;
-    j->annotations = buildah_annotations;
     j->stop = stop_requested;
     j->say = job_say;
     j->ctx = b;
-    j->priv = b;
 }
 
 /* Parses the Dockerfile natively and picks the backend (annotation, server's list, what the
@@ -1226,7 +1220,6 @@ static int stages(bld *b, char *digest)
     int64_t t0 = now_ms();
     error = b->backend->build(&job, digest);
     sw_report_step(b->rep, SW_STEP_DOCKER_BUILD, t0, now_ms());
-    sw_strlcpy(b->base_name, job.base_name, sizeof(b->base_name));
     if (error < 0 || g_stop)
         return error < 0 ? because(b, job.reason ? job.reason : SW_REASON_BUILD, error) : stopped();
     sw_report_stage_end(b->rep, now_ms());
@@ -1236,7 +1229,7 @@ static int stages(bld *b, char *digest)
 /* The native backend: PullImages (the base's manifest and config), Build, PushImage. */
 static int native_build(sw_backend_job *job, char digest[80])
 {
-    bld *b = job->priv;
+    bld *b = job->ctx;
     char base[700];
     sw_report_stage_begin(b->rep, SW_STAGE_PULL_IMAGES, now_ms());
     int error = pull_images(b);

@@ -525,6 +525,20 @@ static int seed_stage(sw_df_parser *p)
     return 0;
 }
 
+/* FROM's words once its flags are taken: "image" or "image AS name" (*n is 1 or 3). */
+static int from_words(sw_df_parser *p, sw_str rest, sw_str w[4], size_t *n)
+{
+    const char *cur = rest.ptr, *end = rest.ptr + rest.len;
+    *n = 0;
+    while (*n < 4 && sw_df__next_word(&cur, end, p->escape, &w[*n]))
+        (*n)++;
+    if (*n != 1 && !(*n == 3 && ci_eq(w[1], "as")))
+        return sw_df__fail(p, SW_EINVALID,
+                           "FROM requires either one or three arguments: FROM image "
+                           "[AS name]");
+    return 0;
+}
+
 static int do_from(sw_df_parser *p, sw_str rest, df_flags *fl, sw_df_op op)
 {
     if (p->from_line)
@@ -535,15 +549,11 @@ static int do_from(sw_df_parser *p, sw_str rest, df_flags *fl, sw_df_op op)
             p->from_line);
     sw_str w[4];
     size_t n = 0;
-    const char *cur = rest.ptr, *end = rest.ptr + rest.len;
-    while (n < 4 && sw_df__next_word(&cur, end, p->escape, &w[n]))
-        n++;
-    if (n != 1 && !(n == 3 && ci_eq(w[1], "as")))
-        return sw_df__fail(p, SW_EINVALID,
-                           "FROM requires either one or three arguments: FROM image "
-                           "[AS name]");
+    int error = from_words(p, rest, w, &n);
+    if (error < 0)
+        return error;
     char *image = NULL;
-    int error = sw_df__expand(p, w[0], &image);
+    error = sw_df__expand(p, w[0], &image);
     if (error < 0)
         return error;
     sw_df_instr *ins = instr_new(p, op);
@@ -982,29 +992,22 @@ static const struct df_command {
 /* Scan mode: FROM of any stage (image expanded with the global ARGs). */
 static int scan_from(sw_df_parser *p, sw_str rest)
 {
-    const char *cur = rest.ptr, *end = rest.ptr + rest.len;
+    /* the leading --flags are kept as written, for the backend (--platform=$P) */
+    const char *cur = rest.ptr, *end = rest.ptr + rest.len, *before = cur;
     sw_str w[4];
     size_t n = 0;
-    sw_buf flags = SW_BUF_INIT(SW_DOCKERFILE_MAX_LINE);
-    while (n < 4 && sw_df__next_word(&cur, end, p->escape, &w[n])) {
-        bool flag = w[n].len > 2 && w[n].ptr[0] == '-' && w[n].ptr[1] == '-';
-        if (flag && !n)
-            sw_buf_printf(&flags, "%s%.*s", flags.len ? " " : "", (int)w[n].len, w[n].ptr);
-        if (!flag || n)
-            n++;
-    }
-    char *flag_text = flags.len ? sw_buf_detach(&flags, NULL) : NULL;
-    sw_buf_dispose(&flags);
-    if (n != 1 && !(n == 3 && ci_eq(w[1], "as"))) {
-        sw_free(flag_text);
-        return sw_df__fail(p, SW_EINVALID,
-                           "FROM requires either one or three arguments: FROM image "
-                           "[AS name]");
-    }
+    while (sw_df__next_word(&cur, end, p->escape, &w[0]) && w[0].len > 2 && w[0].ptr[0] == '-' &&
+           w[0].ptr[1] == '-')
+        before = cur;
+    sw_str flags = trim((sw_str){rest.ptr, (size_t)(before - rest.ptr)});
+    int error = from_words(p, (sw_str){before, (size_t)(end - before)}, w, &n);
+    if (error < 0)
+        return error;
+    char *flag_text = flags.len ? sw_strndup(flags.ptr, flags.len) : NULL;
     int saved = p->from_line;
     p->from_line = 0; /* FROM sees the global ARGs only */
     char *image = NULL, *name = NULL;
-    int error = sw_df__expand(p, w[0], &image);
+    error = sw_df__expand(p, w[0], &image);
     p->from_line = saved;
     if (error == 0 && (!*image || has_blank(image)))
         error = sw_df__fail(p, SW_EINVALID, "FROM: invalid base image name \"%.64s\"", image);

@@ -981,13 +981,7 @@ static int copy_contents(const sw_src_node *n, int out)
             error = sw_error_set(SW_ERROR, "reading %s: %s", n->file, sw_strerror(errno));
         if (r <= 0)
             break;
-        for (ssize_t w = 0; error == 0 && w < r;) {
-            ssize_t k = write(out, buf + w, (size_t)(r - w));
-            if (k < 0 && errno != EINTR)
-                error =
-                    sw_error_set(SW_ERROR, "writing \"%.200s\": %s", n->path, sw_strerror(errno));
-            w += k > 0 ? k : 0;
-        }
+        error = sw_path_write_fd(out, n->path, buf, (size_t)r);
         left -= (uint64_t)r;
     }
     if (error == 0 && n->range && left)

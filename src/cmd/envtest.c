@@ -28,26 +28,10 @@ static void usage(FILE *f)
            "  slipway envtest-assets ./bin/k8s && KUBEBUILDER_ASSETS=$PWD/bin/k8s go test ./...\n");
 }
 
-/* The first executable NAME on PATH into out. */
-static bool on_path(const char *name, char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        size_t len = strcspn(path, ":");
-        if (len && (size_t)snprintf(out, n, "%.*s/%s", (int)len, path, name) < n &&
-            access(out, X_OK) == 0)
-            return true;
-        path += len + (path[len] == ':');
-    }
-    return false;
-}
-
 static int link_tool(const char *dir, const char *name)
 {
     char target[PATH_MAX], link[PATH_MAX + 64];
-    if (!on_path(name, target, sizeof(target)))
+    if (!sw_path_find_exec(name, target, sizeof(target)))
         return sw_error_set(SW_ENOTFOUND, "%s is not on PATH (scripts/install-deps installs it)",
                             name);
     snprintf(link, sizeof(link), "%s/%s", dir, name);

@@ -6,6 +6,7 @@
 
 #include "image/oci.h"
 #include "util/error.h"
+#include "util/path.h"
 #include "util/str.h"
 
 #include <errno.h>
@@ -24,20 +25,6 @@ typedef struct pipe_state {
     bool opened; /* out_path was created (and is removed on failure) */
 } pipe_state;
 
-static int write_all(int fd, const char *path, const unsigned char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return sw_error_set(SW_ERROR, "layer: writing %s: %s", path, sw_strerror(errno));
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The compressor's sink: hash, count, then file and caller's sink. */
 static int on_blob(void *payload, const void *data, size_t len)
 {
@@ -45,7 +32,7 @@ static int on_blob(void *payload, const void *data, size_t len)
     sw_sha256_update(&ps->blob_hash, data, len);
     ps->blob_size += len;
     if (ps->fd >= 0) {
-        int error = write_all(ps->fd, ps->opts->out_path, data, len);
+        int error = sw_path_write_fd(ps->fd, ps->opts->out_path, data, len);
         if (error < 0)
             return error;
     }

@@ -42,21 +42,6 @@ static int make_dir(const char *path)
     return sw_error_set(SW_ERROR, "oci layout: cannot create %s: %s", path, sw_strerror(errno));
 }
 
-static int write_fd(int fd, const char *path, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return sw_error_set(SW_ERROR, "oci layout: writing %s: %s", path, sw_strerror(errno));
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* A fresh temporary name next to final. */
 static int temp_name(char *out, const char *final)
 {
@@ -78,7 +63,7 @@ static int write_atomic(const char *final, const void *data, size_t len)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return sw_error_set(SW_ERROR, "oci layout: cannot create %s: %s", tmp, sw_strerror(errno));
-    error = write_fd(fd, tmp, data, len);
+    error = sw_path_write_fd(fd, tmp, data, len);
     if (close(fd) < 0 && error == 0)
         error = sw_error_set(SW_ERROR, "oci layout: closing %s: %s", tmp, sw_strerror(errno));
     if (error == 0 && rename(tmp, final) < 0)

@@ -107,6 +107,11 @@ static bool listed_insecure(const sw_registry *r, const char *host)
     return false;
 }
 
+bool sw_registry_insecure_ref(const sw_registry *r, const sw_ref *ref)
+{
+    return listed_insecure(r, sw_ref_endpoint(ref)) || listed_insecure(r, ref->registry);
+}
+
 static void call_dispose(reg_call *cx)
 {
     if (cx->token) {
@@ -161,8 +166,7 @@ static int call_init(sw_registry *r, const sw_registry_call *c, const sw_ref *re
     sw_strlcpy(cx->host, sw_ref_endpoint(ref), sizeof(cx->host));
     snprintf(cx->display, sizeof(cx->display), "%s/%s", ref->registry, ref->repository);
     cx->repository = ref->repository;
-    cx->insecure =
-        (c && c->insecure) || listed_insecure(r, cx->host) || listed_insecure(r, ref->registry);
+    cx->insecure = (c && c->insecure) || sw_registry_insecure_ref(r, ref);
     const char *user, *pass;
     if (c && c->creds &&
         sw_creds_lookup_repo(c->creds, ref->registry, ref->repository, &user, &pass)) {

@@ -33,6 +33,10 @@ void sw_registry_free(sw_registry *r);
  * connection slot or a retry end) with SW_EUNAVAILABLE: the server's first step when it stops,
  * so no request waits on a slow registry. */
 void sw_registry_shutdown(sw_registry *r);
+/* Whether ref's registry is one of sw_registry_opts.insecure_hosts ("host:port" exactly, or
+ * "host" with any port), as every call decides it. */
+bool sw_registry_insecure_ref(const sw_registry *r, const sw_ref *ref);
+
 /* True once sw_registry_shutdown ran (results of calls cut short then say nothing about the
  * registry). */
 bool sw_registry_is_down(const sw_registry *r);

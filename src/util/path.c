@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -127,6 +128,36 @@ static int sync_parent(const char *path)
     int rc = fsync(fd);
     close(fd);
     return rc;
+}
+
+int sw_path_write_fd(int fd, const char *what, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return sw_error_set(SW_ERROR, "writing %s: %s", what, sw_strerror(errno));
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+bool sw_path_find_exec(const char *name, char *out, size_t n)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        if (len && (size_t)snprintf(out, n, "%.*s/%s", (int)len, path, name) < n &&
+            access(out, X_OK) == 0)
+            return true;
+        path += len + (path[len] == ':');
+    }
+    return false;
 }
 
 int sw_path_write(const char *path, const void *data, size_t len, mode_t mode)

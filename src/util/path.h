@@ -27,6 +27,12 @@ int sw_path_read(const char *path, size_t max, bool nofollow, char **out, size_t
  * fd stays open. */
 int sw_path_read_fd(int fd, const char *file, const char *what, uint64_t count, size_t max,
                     char **out, size_t *len);
+/* Writes all len bytes of data to fd (short writes and EINTR resumed). SW_ERROR "writing
+ * <what>: <why>" on failure. */
+int sw_path_write_fd(int fd, const char *what, const void *data, size_t len);
+/* The first executable name on $PATH (/usr/local/bin:/usr/bin:/bin without one) into out (n
+ * bytes). False when there is none. */
+bool sw_path_find_exec(const char *name, char *out, size_t n);
 /* Replaces the file at path with data (len bytes) atomically and durably: written to
  * "<path>.tmp" (a leftover one is removed first) with mode, fsynced, renamed over path, and the
  * directory fsynced. The result always has mode, whatever the old file had, and a symlink at
